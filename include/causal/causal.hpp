@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// causal: the umbrella header of the core (never of the adapters).
+//
+// Includes every public core header: axes, frontiers and their wire form,
+// result types, configuration and version. Adapter headers live under
+// <causal/adapters/...> and are included explicitly.
+//
+// Thread safety: see each included header.
+// Memory order:  see each included header.
+// Blocking/allocation: see each included header.
+// Size:          not applicable.
+// Configuration: <causal/config.hpp>.
+// See also:      README.md.
+#pragma once
+
+#include <causal/axis.hpp>
+#include <causal/config.hpp>
+#include <causal/frontier.hpp>
+#include <causal/frontier_wire.hpp>
+#include <causal/result.hpp>
+#include <causal/version.hpp>

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// result: error codes, the `error` value, and `result<T>` / `status`, the
+// way every fallible causal operation reports failure without exceptions.
+//
+// An `error` is a code from `errc` plus a static message that says, in
+// words, what was wrong ("entries not strictly sorted by axis") and an
+// optional `position` (a byte offset, an index, an offending value) that
+// the message refers to. Messages are string literals, so building or
+// copying an error never allocates. `result<T>` holds either a `T` or an
+// `error`; `status` is `result<void>`. Both are `[[nodiscard]]`: dropping a
+// failure on the floor is a compile-time warning.
+//
+// Thread safety: value types; distinct objects may be used concurrently.
+// Memory order:  not applicable.
+// Blocking/allocation: never blocks; never allocates (beyond what `T` does).
+// Size:          `error` is 24 bytes; `result<T>` is max(sizeof(T), 24)
+//                plus a discriminator, padded to alignof(T).
+// Configuration: CAUSAL_ASSERT_LEVEL (checked access to the wrong member).
+// See also:      <causal/config.hpp>, DESIGN.md §13.
+#pragma once
+
+#include <causal/config.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+CAUSAL_BEGIN_NAMESPACE
+
+/// Error codes. Stable values: they cross process boundaries in traces.
+enum class errc : std::uint8_t {
+  ok = 0,
+  invalid_argument = 1,    ///< An argument is malformed for this operation.
+  out_of_range = 2,        ///< A field does not fit its encoding.
+  resource_exhausted = 3,  ///< A finite supply (ordinals, slots) ran out.
+  capacity_exceeded = 4,   ///< A fixed-capacity container would overflow.
+  not_increasing = 5,      ///< A value that must increase did not.
+  failed_precondition = 6, ///< The object is in the wrong state.
+  cancelled = 7,           ///< The operation was cancelled.
+  timeout = 8,             ///< A deadline passed first.
+  device_lost = 9,         ///< The device behind the object is gone.
+  truncated = 10,          ///< Input ended before a complete value.
+  malformed = 11,          ///< Input bytes violate the format.
+  unsupported_version = 12 ///< Input uses a format version we do not read.
+};
+
+/// Returns the name of `code`, e.g. "capacity_exceeded".
+[[nodiscard]] constexpr std::string_view to_string(errc code) noexcept {
+  switch (code) {
+    case errc::ok: return "ok";
+    case errc::invalid_argument: return "invalid_argument";
+    case errc::out_of_range: return "out_of_range";
+    case errc::resource_exhausted: return "resource_exhausted";
+    case errc::capacity_exceeded: return "capacity_exceeded";
+    case errc::not_increasing: return "not_increasing";
+    case errc::failed_precondition: return "failed_precondition";
+    case errc::cancelled: return "cancelled";
+    case errc::timeout: return "timeout";
+    case errc::device_lost: return "device_lost";
+    case errc::truncated: return "truncated";
+    case errc::malformed: return "malformed";
+    case errc::unsupported_version: return "unsupported_version";
+  }
+  return "unknown";
+}
+
+/// A failure: what kind (`code`), what exactly (`message`, a string
+/// literal) and where (`position`, meaning given by the message).
+class error {
+ public:
+  constexpr error() noexcept = default;
+  constexpr error(errc code, const char* message, std::uint64_t position = 0) noexcept
+      : code_(code), message_(message), position_(position) {}
+
+  [[nodiscard]] constexpr errc code() const noexcept { return code_; }
+  [[nodiscard]] constexpr std::string_view message() const noexcept { return message_; }
+  [[nodiscard]] constexpr std::uint64_t position() const noexcept { return position_; }
+
+  /// Two errors are equal when code and position agree; messages are
+  /// documentation, not identity.
+  friend constexpr bool operator==(const error& a, const error& b) noexcept {
+    return a.code_ == b.code_ && a.position_ == b.position_;
+  }
+
+ private:
+  errc code_ = errc::ok;
+  const char* message_ = "ok";
+  std::uint64_t position_ = 0;
+};
+
+/// Either a `T` or an `error`. Accessing the absent member is a
+/// precondition violation (CAUSAL_ASSERT), never undefined behaviour at
+/// CAUSAL_ASSERT_LEVEL >= 1.
+template <class T>
+class [[nodiscard]] result {
+  static_assert(!std::is_reference_v<T>, "result<T>: T must not be a reference");
+  static_assert(!std::is_same_v<std::remove_cv_t<T>, error>, "result<error> is ambiguous");
+
+ public:
+  using value_type = T;
+
+  constexpr result(const T& value) noexcept(std::is_nothrow_copy_constructible_v<T>)
+      : has_value_(true) {
+    std::construct_at(&value_, value);
+  }
+  constexpr result(T&& value) noexcept(std::is_nothrow_move_constructible_v<T>)
+      : has_value_(true) {
+    std::construct_at(&value_, std::move(value));
+  }
+  constexpr result(error e) noexcept : has_value_(false) { std::construct_at(&error_, e); }
+
+  constexpr result(const result& other) noexcept(std::is_nothrow_copy_constructible_v<T>)
+      : has_value_(other.has_value_) {
+    if (has_value_) {
+      std::construct_at(&value_, other.value_);
+    } else {
+      std::construct_at(&error_, other.error_);
+    }
+  }
+  constexpr result(result&& other) noexcept(std::is_nothrow_move_constructible_v<T>)
+      : has_value_(other.has_value_) {
+    if (has_value_) {
+      std::construct_at(&value_, std::move(other.value_));
+    } else {
+      std::construct_at(&error_, other.error_);
+    }
+  }
+  constexpr result& operator=(const result& other) {
+    if (this != &other) {
+      destroy();
+      has_value_ = other.has_value_;
+      if (has_value_) {
+        std::construct_at(&value_, other.value_);
+      } else {
+        std::construct_at(&error_, other.error_);
+      }
+    }
+    return *this;
+  }
+  constexpr result& operator=(result&& other) noexcept(std::is_nothrow_move_constructible_v<T>) {
+    if (this != &other) {
+      destroy();
+      has_value_ = other.has_value_;
+      if (has_value_) {
+        std::construct_at(&value_, std::move(other.value_));
+      } else {
+        std::construct_at(&error_, other.error_);
+      }
+    }
+    return *this;
+  }
+  constexpr ~result() { destroy(); }
+
+  [[nodiscard]] constexpr bool has_value() const noexcept { return has_value_; }
+  [[nodiscard]] constexpr bool ok() const noexcept { return has_value_; }
+  constexpr explicit operator bool() const noexcept { return has_value_; }
+
+  /// Returns the value. Precondition: `has_value()`.
+  [[nodiscard]] constexpr T& value() & noexcept {
+    CAUSAL_ASSERT(has_value_, "result::value() called on an error");
+    return value_;
+  }
+  [[nodiscard]] constexpr const T& value() const& noexcept {
+    CAUSAL_ASSERT(has_value_, "result::value() called on an error");
+    return value_;
+  }
+  [[nodiscard]] constexpr T&& value() && noexcept {
+    CAUSAL_ASSERT(has_value_, "result::value() called on an error");
+    return std::move(value_);
+  }
+  [[nodiscard]] constexpr T& operator*() & noexcept { return value(); }
+  [[nodiscard]] constexpr const T& operator*() const& noexcept { return value(); }
+  [[nodiscard]] constexpr T&& operator*() && noexcept { return std::move(*this).value(); }
+  [[nodiscard]] constexpr T* operator->() noexcept { return &value(); }
+  [[nodiscard]] constexpr const T* operator->() const noexcept { return &value(); }
+
+  /// Returns the value, or `fallback` when this holds an error.
+  [[nodiscard]] constexpr T value_or(T fallback) const& {
+    return has_value_ ? value_ : std::move(fallback);
+  }
+
+  /// Returns the error. Precondition: `!has_value()`.
+  [[nodiscard]] constexpr const error& error_value() const noexcept {
+    CAUSAL_ASSERT(!has_value_, "result::error_value() called on a value");
+    return error_;
+  }
+  /// Returns the error code, or `errc::ok` when this holds a value.
+  [[nodiscard]] constexpr errc code() const noexcept {
+    return has_value_ ? errc::ok : error_.code();
+  }
+
+ private:
+  constexpr void destroy() noexcept {
+    if (has_value_) {
+      std::destroy_at(&value_);
+    } else {
+      std::destroy_at(&error_);
+    }
+  }
+
+  union {
+    T value_;
+    error error_;
+  };
+  bool has_value_;
+};
+
+/// Success or an `error`: the result of an operation with no value.
+template <>
+class [[nodiscard]] result<void> {
+ public:
+  using value_type = void;
+
+  constexpr result() noexcept = default;
+  constexpr result(error e) noexcept : error_(e) {}
+
+  [[nodiscard]] constexpr bool has_value() const noexcept { return error_.code() == errc::ok; }
+  [[nodiscard]] constexpr bool ok() const noexcept { return has_value(); }
+  constexpr explicit operator bool() const noexcept { return has_value(); }
+
+  /// Returns the error. Precondition: `!ok()`.
+  [[nodiscard]] constexpr const error& error_value() const noexcept {
+    CAUSAL_ASSERT(!has_value(), "status::error_value() called on success");
+    return error_;
+  }
+  [[nodiscard]] constexpr errc code() const noexcept { return error_.code(); }
+
+ private:
+  error error_{};
+};
+
+using status = result<void>;
+
+CAUSAL_END_NAMESPACE
