@@ -534,6 +534,17 @@ template <class A, class B>
   const std::uint64_t* aep = a.epochs().data();
   const causal::axis* bax = b.axes().data();
   const std::uint64_t* bep = b.epochs().data();
+  if (na == nb) {
+    // Same-axes fast path (the common case: a queue's knowledge against a
+    // signal from a peer that saw the same queues). No early exit, so the
+    // loop compiles to straight-line compares the CPU can overlap.
+    bool same_axes = true, covers = true;
+    for (std::size_t k = 0; k < nb; ++k) {
+      same_axes &= aax[k] == bax[k];
+      covers &= aep[k] >= bep[k];
+    }
+    if (same_axes) return covers;
+  }
   std::size_t i = 0;
   for (std::size_t j = 0; j < nb; ++j) {
     while (i < na && aax[i] < bax[j]) ++i;

@@ -33,7 +33,7 @@
 //                meaning; wait() returns the first changed value it observes,
 //                loaded with the order it is given (acquire by default), so a
 //                store(v, release) that wait() sees happens-before its return.
-// Blocking/allocation: wait() may park the caller; every other member never
+// Blocking/allocation: wait() and wait_until() may park the caller; every other member never
 //                blocks on the native word and never allocates. On the
 //                condvar word, notify_*() and a parking wait() take a mutex.
 // Size:          native_park_word: 4 bytes, alignment 4, no padding added;
@@ -50,7 +50,19 @@
 #include <boost/atomic/atomic.hpp>
 #include <boost/memory_order.hpp>
 
+#if CAUSAL_HAS_FUTEX()
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
+#else
+#include <thread>
+#endif
+
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -151,6 +163,48 @@ class native_park_word {
     return word_.wait(expected, detail::to_boost_order(order));
   }
 
+  /// Blocks until the value differs from `expected` or `deadline` passes.
+  /// Returns true when it saw a different value (loaded with `order`),
+  /// false on timeout. Spurious wakeups are absorbed.
+  ///
+  /// Boost's wait has no timeout, so on Linux this parks with
+  /// FUTEX_WAIT_BITSET on the word itself and an absolute CLOCK_MONOTONIC
+  /// deadline (the clock std::chrono::steady_clock reads there); the word
+  /// is the same 32-bit object boost::atomic's notify wakes. Elsewhere it
+  /// polls with short sleeps, which is correct but slow to react.
+  ///
+  /// Preconditions: `order` is not release or acq_rel.
+  bool wait_until(value_type expected, std::chrono::steady_clock::time_point deadline,
+                  std::memory_order order = std::memory_order_acquire) const noexcept {
+    CAUSAL_DEBUG_ASSERT(detail::is_load_order(order), "park_word::wait_until: not a load order");
+    const boost::memory_order boost_order = detail::to_boost_order(order);
+    for (;;) {
+      if (word_.load(boost_order) != expected) return true;
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) return false;
+#if CAUSAL_HAS_FUTEX()
+      const auto since_epoch = deadline.time_since_epoch();
+      const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(since_epoch);
+      timespec absolute{};
+      absolute.tv_sec = static_cast<std::time_t>(seconds.count());
+      absolute.tv_nsec = static_cast<long>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(since_epoch - seconds).count());
+      // The kernel re-checks *word == expected before sleeping, so a notify
+      // between our load and this call is not lost. EINTR, EAGAIN and
+      // ETIMEDOUT all loop back to the re-check above.
+      ::syscall(SYS_futex, const_cast<value_type*>(&word_.value()),
+                FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected, &absolute, nullptr,
+                FUTEX_BITSET_MATCH_ANY);
+#else
+      const auto remaining = deadline - now;
+      std::this_thread::sleep_for(remaining < std::chrono::microseconds(200)
+                                      ? remaining
+                                      : std::chrono::steady_clock::duration(
+                                            std::chrono::microseconds(200)));
+#endif
+    }
+  }
+
   /// Wakes at least one thread parked in wait(), if any.
   ///
   /// The word must outlive this call: a waiter may return (having seen the
@@ -237,6 +291,23 @@ class condvar_park_word {
       parked_.wait(lock);
     }
     return seen;
+  }
+
+  /// Blocks until the value differs from `expected` or `deadline` passes;
+  /// returns true when it saw a different value, false on timeout.
+  bool wait_until(value_type expected, std::chrono::steady_clock::time_point deadline,
+                  std::memory_order order = std::memory_order_acquire) const noexcept {
+    CAUSAL_DEBUG_ASSERT(detail::is_load_order(order), "park_word::wait_until: not a load order");
+    if (word_.load(order) != expected) [[likely]] {
+      return true;
+    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (word_.load(order) == expected) {
+      if (parked_.wait_until(lock, deadline) == std::cv_status::timeout) {
+        return word_.load(order) != expected;
+      }
+    }
+    return true;
   }
 
   /// Wakes at least one thread parked in wait(), if any.
