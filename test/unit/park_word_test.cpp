@@ -102,6 +102,32 @@ TEMPLATE_TEST_CASE("park_word: a parked thread is woken by store and notify_one"
   CHECK(seen == 1u);
 }
 
+TEMPLATE_TEST_CASE("park_word: wait_until times out on an unchanged word and not before",
+                   "[park_word][wait]", native_park_word, condvar_park_word) {
+  TestType word{7};
+  CHECK(word.wait_until(6, std::chrono::steady_clock::now()));  // differs: true at once
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + 20ms;
+  CHECK_FALSE(word.wait_until(7, deadline));
+  CHECK(std::chrono::steady_clock::now() >= deadline);
+  CHECK_FALSE(word.wait_until(7, start));  // a deadline in the past
+}
+
+TEMPLATE_TEST_CASE("park_word: wait_until is woken by a bump before its deadline",
+                   "[park_word][wait]", native_park_word, condvar_park_word) {
+  TestType word{0};
+  std::atomic<int> outcome{-1};
+  std::thread waiter([&] {
+    outcome.store(word.wait_until(0, std::chrono::steady_clock::now() + 60s) ? 1 : 0);
+  });
+  std::this_thread::sleep_for(settle_time);
+  CHECK(outcome.load() == -1);  // still parked
+  word.fetch_add(1, std::memory_order_release);
+  word.notify_all();
+  waiter.join();
+  CHECK(outcome.load() == 1);
+}
+
 TEMPLATE_TEST_CASE("park_word: a value published before a release bump is seen after wait",
                    "[park_word][order]", native_park_word, condvar_park_word) {
   TestType word{0};
