@@ -4,6 +4,7 @@
 // causal: the umbrella header of the core (never of the adapters).
 //
 // Includes every public core header: axes, frontiers and their wire form,
+// timeline semaphores, queues with wait elision, the completion tracker,
 // result types, configuration and version. Adapter headers live under
 // <causal/adapters/...> and are included explicitly.
 //
@@ -16,8 +17,11 @@
 #pragma once
 
 #include <causal/axis.hpp>
+#include <causal/completion.hpp>
 #include <causal/config.hpp>
 #include <causal/frontier.hpp>
 #include <causal/frontier_wire.hpp>
+#include <causal/queue.hpp>
 #include <causal/result.hpp>
+#include <causal/semaphore.hpp>
 #include <causal/version.hpp>

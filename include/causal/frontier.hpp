@@ -369,7 +369,14 @@ class basic_frontier {
     return i;
   }
 
+  /// Precondition: count_ < Capacity and i <= count_ (every caller checks).
   constexpr void insert_at(std::size_t i, causal::axis a, std::uint64_t epoch) noexcept {
+    // Restating the precondition lets g++ -O2 see the shifts stay in
+    // bounds (it otherwise warns, -Warray-bounds, for Capacity 1).
+    if (count_ >= Capacity || i > count_) {
+      CAUSAL_ASSERT(false, "basic_frontier::insert_at: no room");
+      return;
+    }
     for (std::size_t k = count_; k > i; --k) {
       axes_[k] = axes_[k - 1];
       epochs_[k] = epochs_[k - 1];

@@ -1,0 +1,611 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// queue: the device-independent half of a causal queue — one axis, its
+// epoch, its knowledge frontier, and the submission logic that decides, for
+// every wait, whether a device wait is needed at all (wait elision).
+//
+// Model. A queue is one axis plus the epoch of its last submitted operation
+// and a *knowledge* frontier: everything known to be ordered before the
+// queue's next operation. Knowledge always holds the queue's own axis at its
+// current epoch (pinned: overflow never evicts it). Backend contract: the
+// operations of one queue complete in epoch order, so (axis, e) in any
+// frontier means every operation of that queue up to e has completed —
+// which also makes an elided wait order the *whole* next submission, not
+// just its first packet.
+//
+// submit(waits, signals, op) picks, for each wait (S, v), the cheapest
+// sound tier (DESIGN §5):
+//   0  S has reached v and v is untainted: import S's frontier at v; no
+//      device wait (counted `elided_reached`).
+//   1  The submitted signal of S at v came from this queue (FIFO orders it;
+//      `elided_same_queue`), or knowledge covers its producer entry, or,
+//      when it has none, dominates its untainted frontier
+//      (`elided_dominated`). Values made by signal_external never elide.
+//   2  Otherwise the backend issues a device wait (`device_waits`), and the
+//      frontier of the first signal to reach v, when known (v reached, or
+//      a signal of exactly v submitted), joins the knowledge.
+//   3  The value has no submitted signal yet and the backend cannot wait for
+//      such a value (binary events): the whole submission is held on the
+//      host (`host_deferrals`) and retried by pump(); later submissions
+//      queue behind it, keeping FIFO order.
+// Then the epoch advances and each signal (S, v) is announced with
+// S.submit_signal(v, knowledge, producer = (axis, epoch)) and issued. The
+// backend later reports completion: S.device_signal(v) reaches the value
+// with the recorded frontier, and retire(epoch) updates the queue's
+// completed epoch (and an attached completion tracker).
+//
+// Thread safety: a queue is externally synchronised, like a VkQueue: one
+//                thread at a time calls submit/pump/knowledge. stats(),
+//                completed_epoch() and retire() may be called from any
+//                thread (a completion thread retires).
+// Memory order:  retire(e) releases; completed_epoch() acquires.
+// Blocking/allocation: never blocks, never allocates. submit takes the
+//                spin locks of the semaphores it touches (frontier_at,
+//                submit_signal), nothing else.
+// Size:          sizeof(Frontier) * (1 + deferred slots) plus the backend;
+//                deferred submissions live in a fixed inline table.
+// Configuration: Frontier, Backend (concept queue_backend); limits
+//                max_waits, max_signals, max_deferred (static members).
+// See also:      ../shared/DESIGN.md §5, <causal/semaphore.hpp>,
+//                <causal/completion.hpp>, <causal/pool.hpp>.
+#pragma once
+
+#include <causal/axis.hpp>
+#include <causal/config.hpp>
+#include <causal/frontier.hpp>
+#include <causal/result.hpp>
+#include <causal/semaphore.hpp>
+
+#include <array>
+#include <atomic>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <utility>
+
+CAUSAL_BEGIN_NAMESPACE
+
+//===-- backend concept -----------------------------------------------------===//
+
+/// What a device must supply to a queue.
+///
+/// - `semaphore_type`: the semaphore type waits and signals name.
+/// - `operation_type`: what `execute` runs (a command buffer, a kernel
+///   launch, a host callback, a tag); default-constructible and copyable
+///   (deferred submissions keep a copy).
+/// - `waits_before_signal`: true when the device can wait for a value
+///   whose signal has not been submitted yet (timeline semaphores, stream
+///   memory waits); false for binary events (tier 3 defers instead).
+/// - `issue_wait(s, v)`, `execute(op, epoch)`, `issue_signal(s, v)`: called
+///   in that order for one submission; each returns a status, and a failure
+///   stops the submission (see basic_queue::submit).
+/// - optionally `flush()`, called once after the last issue_signal of a
+///   submission (a batching backend submits there).
+template <class B>
+concept queue_backend =
+    requires(B& backend, typename B::semaphore_type& sem, std::uint64_t value,
+             const typename B::operation_type& op) {
+      typename B::semaphore_type;
+      typename B::operation_type;
+      { B::waits_before_signal } -> std::convertible_to<bool>;
+      { backend.issue_wait(sem, value) } -> std::same_as<status>;
+      { backend.execute(op, value) } -> std::same_as<status>;
+      { backend.issue_signal(sem, value) } -> std::same_as<status>;
+    };
+
+/// One wait of a submission: "the operation starts after S >= value".
+template <class Semaphore>
+struct queue_wait {
+  Semaphore* semaphore = nullptr;
+  std::uint64_t value = 0;
+};
+
+/// One signal of a submission: "when the operation completes, S := value".
+template <class Semaphore>
+struct queue_signal {
+  Semaphore* semaphore = nullptr;
+  std::uint64_t value = 0;
+};
+
+/// What the queue did, cumulatively. Plain counters, read with stats().
+struct queue_stats {
+  std::uint64_t submissions = 0;        ///< operations executed
+  std::uint64_t elided_reached = 0;     ///< tier 0: value already reached
+  std::uint64_t elided_same_queue = 0;  ///< tier 1: signalled by this queue
+  std::uint64_t elided_dominated = 0;   ///< tier 1: producer covered by knowledge
+  std::uint64_t device_waits = 0;       ///< tier 2: waits issued to the device
+  std::uint64_t host_deferrals = 0;     ///< tier 3: submissions held on the host
+  std::uint64_t signals = 0;            ///< signals announced and issued
+
+  [[nodiscard]] constexpr std::uint64_t waits_elided() const noexcept {
+    return elided_reached + elided_same_queue + elided_dominated;
+  }
+};
+
+/// The outcome of one submit().
+struct submission {
+  /// The epoch the operation got; 0 while it is deferred (tier 3).
+  std::uint64_t epoch = 0;
+  /// True when the submission is held on the host until pump() can issue it.
+  bool deferred = false;
+};
+
+//===-- basic_queue ---------------------------------------------------------===//
+
+/// The core of a causal queue over `Backend`; see the file comment.
+template <frontier_type Frontier, queue_backend Backend>
+  requires std::same_as<typename Backend::semaphore_type::frontier_type, Frontier>
+class basic_queue {
+ public:
+  using frontier_type = Frontier;
+  using backend_type = Backend;
+  using semaphore_type = typename Backend::semaphore_type;
+  using operation_type = typename Backend::operation_type;
+  using wait_type = queue_wait<semaphore_type>;
+  using signal_type = queue_signal<semaphore_type>;
+
+  /// Most waits, and most signals, one submission may carry.
+  static constexpr std::size_t max_waits = 16;
+  static constexpr std::size_t max_signals = 16;
+  /// Most submissions held on the host at once (tier 3).
+  static constexpr std::size_t max_deferred = 16;
+
+  /// Creates the queue for axis `a` (from an axis_allocator: never reused),
+  /// forwarding `backend_args` to the backend. Precondition: a.raw() != 0.
+  template <class... Args>
+  explicit basic_queue(causal::axis a, Args&&... backend_args) noexcept(
+      std::is_nothrow_constructible_v<Backend, Args&&...>)
+      : axis_(a), backend_(std::forward<Args>(backend_args)...) {
+    CAUSAL_ASSERT(a.raw() != 0, "basic_queue: axis 0 is reserved");
+  }
+
+  basic_queue(const basic_queue&) = delete;
+  basic_queue& operator=(const basic_queue&) = delete;
+
+  [[nodiscard]] causal::axis axis() const noexcept { return axis_; }
+  /// The epoch of the last executed operation (0 before the first).
+  [[nodiscard]] std::uint64_t epoch() const noexcept { return epoch_; }
+  /// What is ordered before this queue's next operation.
+  [[nodiscard]] const Frontier& knowledge() const noexcept { return knowledge_; }
+  [[nodiscard]] const queue_stats& stats() const noexcept { return stats_; }
+  [[nodiscard]] Backend& backend() noexcept { return backend_; }
+  [[nodiscard]] const Backend& backend() const noexcept { return backend_; }
+  /// Submissions currently held on the host (tier 3).
+  [[nodiscard]] std::size_t deferred_count() const noexcept { return deferred_count_; }
+
+  /// The highest epoch the backend reported complete.
+  [[nodiscard]] std::uint64_t completed_epoch() const noexcept {
+    // acquire: pairs with the release in retire().
+    return completed_.load(std::memory_order_acquire);
+  }
+
+  /// Records that every operation up to `epoch` has completed; forwards it
+  /// to the attached completion tracker. Lower values are ignored.
+  void retire(std::uint64_t epoch) noexcept {
+    std::uint64_t seen = completed_.load(std::memory_order_relaxed);
+    while (seen < epoch &&
+           !completed_.compare_exchange_weak(seen, epoch, std::memory_order_release,
+                                             std::memory_order_relaxed)) {
+    }
+    if (seen < epoch && retire_observer_ != nullptr) {
+      retire_observer_(retire_context_, axis_, epoch);
+    }
+  }
+
+  /// Forwards every retire() to `tracker.advance(axis(), epoch)`.
+  /// The tracker must outlive the queue and know this axis.
+  template <class Tracker>
+  void track_completion(Tracker& tracker) noexcept {
+    retire_context_ = &tracker;
+    retire_observer_ = [](void* context, causal::axis a, std::uint64_t epoch) noexcept {
+      (void)static_cast<Tracker*>(context)->advance(a, epoch);
+    };
+  }
+
+  /// Adds `extra` to the knowledge (what the caller learnt some other way,
+  /// e.g. a host wait that returned). The own axis stays pinned.
+  void learn(const Frontier& extra) noexcept { (void)knowledge_.merge(extra, axis_); }
+
+  /// Submits `op` after `waits`, announcing `signals`; see the file
+  /// comment for the tiers. Errors (nothing changes, nothing is issued):
+  /// more than max_waits/max_signals (`invalid_argument`), a null
+  /// semaphore (`invalid_argument`), a wait on a failed semaphore (its
+  /// failure), a signal value not above the semaphore's payload or already
+  /// submitted (`not_increasing` / `invalid_argument`), a full deferral
+  /// table (`resource_exhausted`). A backend failure part-way returns the
+  /// backend's error; the operation is then not executed if issue_wait or
+  /// execute failed, and its signals' semaphores are failed with the error
+  /// so that no waiter is stranded.
+  result<submission> submit(std::span<const wait_type> waits,
+                            std::span<const signal_type> signals, const operation_type& op) noexcept {
+    if (status s = validate(waits, signals); !s) return s.error_value();
+    if (deferred_count_ != 0) return defer(waits, signals, op);
+    plan p;
+    if (status s = classify(waits, p); !s) return s.error_value();
+    if (p.must_defer) return defer(waits, signals, op);
+    return execute_planned(waits, signals, op, p);
+  }
+
+  /// Convenience overload for initializer lists and arrays.
+  result<submission> submit(std::initializer_list<wait_type> waits,
+                            std::initializer_list<signal_type> signals,
+                            const operation_type& op) noexcept {
+    return submit(std::span<const wait_type>(waits.begin(), waits.size()),
+                  std::span<const signal_type>(signals.begin(), signals.size()), op);
+  }
+
+  /// Retries deferred submissions in order; stops at the first that still
+  /// lacks a submitted signal. Returns how many it executed, or the first
+  /// error (that submission is dropped and its signals' semaphores failed,
+  /// so nothing waits on it forever).
+  result<std::size_t> pump() noexcept {
+    std::size_t executed = 0;
+    while (deferred_count_ != 0) {
+      deferred& d = deferred_[deferred_head_];
+      const std::span<const wait_type> waits(d.waits.data(), d.wait_count);
+      const std::span<const signal_type> signals(d.signals.data(), d.signal_count);
+      plan p;
+      status classified = classify(waits, p);
+      if (classified && p.must_defer) break;
+      result<submission> r = classified ? execute_planned(waits, signals, d.op, p)
+                                        : result<submission>{classified.error_value()};
+      if (!r) fail_signals(signals, r.error_value());
+      deferred_head_ = (deferred_head_ + 1) % max_deferred;
+      --deferred_count_;
+      if (!r) return r.error_value();
+      ++executed;
+    }
+    return executed;
+  }
+
+ private:
+  enum class tier : std::uint8_t { reached, same_queue, dominated, device, defer };
+
+  struct plan {
+    std::array<tier, max_waits> tiers;
+    // What each wait imports, looked up once (frontier_at takes the
+    // semaphore's lock and copies a record).
+    std::array<std::optional<typename semaphore_type::imported_type>, max_waits> imports;
+    bool must_defer = false;
+  };
+
+  struct deferred {
+    std::array<wait_type, max_waits> waits{};
+    std::array<signal_type, max_signals> signals{};
+    std::size_t wait_count = 0;
+    std::size_t signal_count = 0;
+    operation_type op{};
+  };
+
+  status validate(std::span<const wait_type> waits,
+                  std::span<const signal_type> signals) const noexcept {
+    if (waits.size() > max_waits) {
+      return status{error{errc::invalid_argument, "submit: more waits than max_waits", waits.size()}};
+    }
+    if (signals.size() > max_signals) {
+      return status{error{errc::invalid_argument, "submit: more signals than max_signals",
+                          signals.size()}};
+    }
+    for (std::size_t i = 0; i < waits.size(); ++i) {
+      if (waits[i].semaphore == nullptr) {
+        return status{error{errc::invalid_argument, "submit: wait with a null semaphore", i}};
+      }
+      if (const auto f = waits[i].semaphore->failure(); f) return status{*f};
+    }
+    for (std::size_t i = 0; i < signals.size(); ++i) {
+      const signal_type& s = signals[i];
+      if (s.semaphore == nullptr) {
+        return status{error{errc::invalid_argument, "submit: signal with a null semaphore", i}};
+      }
+      if (const auto f = s.semaphore->failure(); f) return status{*f};
+      if (s.value <= s.semaphore->value()) {
+        return status{error{errc::not_increasing, "submit: signal value not above the payload",
+                            s.value}};
+      }
+      for (std::size_t k = 0; k < i; ++k) {
+        if (signals[k].semaphore == s.semaphore) {
+          return status{error{errc::invalid_argument,
+                              "submit: two signals of one semaphore in one submission", i}};
+        }
+      }
+      const auto announced = s.semaphore->frontier_at(s.value);
+      if (announced && !announced->reached && announced->signal_value == s.value) {
+        return status{error{errc::invalid_argument, "submit: signal value already submitted",
+                            s.value}};
+      }
+    }
+    return status{};
+  }
+
+  /// Picks a tier for every wait; imports nothing yet.
+  status classify(std::span<const wait_type> waits, plan& p) const noexcept {
+    for (std::size_t i = 0; i < waits.size(); ++i) {
+      semaphore_type& sem = *waits[i].semaphore;
+      const std::uint64_t v = waits[i].value;
+      if (const auto f = sem.failure(); f) return status{*f};
+      const auto& imported = p.imports[i] = sem.frontier_at(v);
+      tier t;
+      if (!imported) {
+        t = Backend::waits_before_signal ? tier::device : tier::defer;
+      } else if (imported->value_tainted) {
+        t = tier::device;  // external values are never elided
+      } else if (imported->reached) {
+        t = tier::reached;
+      } else if (imported->producer.axis == axis_ && imported->has_producer()) {
+        t = tier::same_queue;
+      } else {
+        t = covered_by(knowledge_, *imported) ? tier::dominated : tier::device;
+      }
+      p.tiers[i] = t;
+      p.must_defer = p.must_defer || t == tier::defer;
+    }
+    if (!p.must_defer) elide_transitively(waits, p);
+    return status{};
+  }
+
+  /// Whether what wait `i` (on value `v`) imports may join the knowledge
+  /// once the wait is met. A reached value's frontier is history, and an
+  /// elided wait's import is proven (its producer is ordered before this
+  /// queue). A device wait on an unreached value only proves the frontier
+  /// of the *first* signal to reach v, which the submitted record names
+  /// only when it is for exactly v: a record for w > v can be overtaken by
+  /// a signal of a value in [v, w) submitted later (e.g. by an operation
+  /// that the recorded producer itself waits for), and then this queue
+  /// runs before the recorded producer did. A record for exactly v can
+  /// only be overtaken by a signal that makes its own fail the semaphore
+  /// (not increasing). Knowing less is safe: such a wait imports nothing.
+  static bool import_is_knowledge(const plan& p, std::size_t i, std::uint64_t v) noexcept {
+    const auto& imported = p.imports[i];
+    if (!imported) return false;
+    if (p.tiers[i] != tier::device || imported->reached) return true;
+    return imported->signal_value == v;
+  }
+
+  /// Whether `imported` is covered by `known` (tier 1's test).
+  static bool covered_by(const Frontier& known,
+                         const typename semaphore_type::imported_type& imported) noexcept {
+    if (imported.has_producer()) {
+      return known.epoch_of(imported.producer.axis) >= imported.producer.epoch;
+    }
+    return dominates(known, imported.frontier);
+  }
+
+  /// Second pass over the device waits of one submission: a wait whose
+  /// producer is covered by what the *other* remaining device waits import
+  /// is implied by them (their signals' pasts include it) and is elided.
+  /// Greedy removal keeps it sound: each elided wait is covered by waits
+  /// still issued, or by waits elided through those, transitively.
+  void elide_transitively(std::span<const wait_type> waits, plan& p) const noexcept {
+    const std::size_t n = waits.size();
+    std::size_t device = 0;
+    for (std::size_t i = 0; i < n; ++i) device += p.tiers[i] == tier::device;
+    if (device < 2) return;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (p.tiers[i] != tier::device || !p.imports[i] || p.imports[i]->value_tainted) continue;
+      Frontier known = knowledge_;
+      for (std::size_t j = 0; j < n; ++j) {
+        if (j != i && p.tiers[j] == tier::device && import_is_knowledge(p, j, waits[j].value)) {
+          (void)known.merge(p.imports[j]->frontier);
+        }
+      }
+      if (covered_by(known, *p.imports[i])) p.tiers[i] = tier::dominated;
+    }
+  }
+
+  result<submission> execute_planned(std::span<const wait_type> waits,
+                                     std::span<const signal_type> signals,
+                                     const operation_type& op, const plan& p) noexcept {
+    queue_stats delta{};
+    for (std::size_t i = 0; i < waits.size(); ++i) {
+      if (p.tiers[i] != tier::device) continue;
+      if (status s = backend_.issue_wait(*waits[i].semaphore, waits[i].value); !s) {
+        fail_signals(signals, s.error_value());
+        return s.error_value();
+      }
+      ++delta.device_waits;
+    }
+    // Imports: everything the waits prove. A device wait on an unsubmitted
+    // value, or on an unreached one whose submitted record is for a higher
+    // value, imports nothing (see import_is_knowledge): knowing less is safe.
+    for (std::size_t i = 0; i < waits.size(); ++i) {
+      if (import_is_knowledge(p, i, waits[i].value)) {
+        (void)knowledge_.merge(p.imports[i]->frontier, axis_);
+      }
+      switch (p.tiers[i]) {
+        case tier::reached: ++delta.elided_reached; break;
+        case tier::same_queue: ++delta.elided_same_queue; break;
+        case tier::dominated: ++delta.elided_dominated; break;
+        case tier::device:
+        case tier::defer: break;
+      }
+    }
+    const std::uint64_t e = epoch_ + 1;
+    if (status s = backend_.execute(op, e); !s) {
+      fail_signals(signals, s.error_value());
+      return s.error_value();
+    }
+    epoch_ = e;
+    (void)knowledge_.insert_or_raise(axis_, e);
+    const frontier_entry producer{axis_, e};
+    status first_failure{};
+    for (const signal_type& sig : signals) {
+      status s = sig.semaphore->submit_signal(sig.value, knowledge_, producer);
+      if (s) s = backend_.issue_signal(*sig.semaphore, sig.value);
+      if (!s) {
+        // The operation is already on the device; a signal we cannot
+        // announce or issue would strand its waiters, so fail it.
+        sig.semaphore->fail(s.error_value());
+        if (first_failure) first_failure = s;
+        continue;
+      }
+      ++delta.signals;
+    }
+    if constexpr (requires { backend_.flush(); }) {
+      if (status s = backend_.flush(); !s) {
+        fail_signals(signals, s.error_value());
+        if (first_failure) first_failure = s;
+      }
+    }
+    ++delta.submissions;
+    add(delta);
+    if (!first_failure) return first_failure.error_value();
+    return submission{e, false};
+  }
+
+  result<submission> defer(std::span<const wait_type> waits, std::span<const signal_type> signals,
+                           const operation_type& op) noexcept {
+    if (deferred_count_ == max_deferred) {
+      return error{errc::resource_exhausted, "submit: max_deferred submissions already held",
+                   max_deferred};
+    }
+    deferred& d = deferred_[(deferred_head_ + deferred_count_) % max_deferred];
+    for (std::size_t i = 0; i < waits.size(); ++i) d.waits[i] = waits[i];
+    for (std::size_t i = 0; i < signals.size(); ++i) d.signals[i] = signals[i];
+    d.wait_count = waits.size();
+    d.signal_count = signals.size();
+    d.op = op;
+    ++deferred_count_;
+    ++stats_.host_deferrals;
+    return submission{0, true};
+  }
+
+  static void fail_signals(std::span<const signal_type> signals, const error& e) noexcept {
+    for (const signal_type& s : signals) s.semaphore->fail(e);
+  }
+
+  void add(const queue_stats& d) noexcept {
+    stats_.submissions += d.submissions;
+    stats_.elided_reached += d.elided_reached;
+    stats_.elided_same_queue += d.elided_same_queue;
+    stats_.elided_dominated += d.elided_dominated;
+    stats_.device_waits += d.device_waits;
+    stats_.signals += d.signals;
+  }
+
+  const causal::axis axis_;
+  std::uint64_t epoch_ = 0;
+  Frontier knowledge_{};
+  queue_stats stats_{};
+  Backend backend_;
+  void (*retire_observer_)(void*, causal::axis, std::uint64_t) noexcept = nullptr;
+  void* retire_context_ = nullptr;
+  std::size_t deferred_head_ = 0;
+  std::size_t deferred_count_ = 0;
+  std::array<deferred, max_deferred> deferred_{};
+  alignas(CAUSAL_CACHELINE_SIZE) std::atomic<std::uint64_t> completed_{0};
+};
+
+//===-- recording_backend ---------------------------------------------------===//
+
+/// An in-memory backend that records what a queue issued and simulates a
+/// device that honours it: the reference backend for tests and benches.
+///
+/// `complete_next()` completes the oldest issued operation whose device
+/// waits are satisfied (device order is FIFO): it reaches the semaphores
+/// the operation signals (device_signal) and returns its epoch. The log
+/// keeps the last `LogCapacity` events; nothing allocates.
+template <class Semaphore = semaphore, bool WaitsBeforeSignal = true,
+          std::size_t LogCapacity = 256>
+class recording_backend {
+ public:
+  using semaphore_type = Semaphore;
+  using operation_type = std::uint64_t;  ///< a caller-chosen tag
+  static constexpr bool waits_before_signal = WaitsBeforeSignal;
+
+  enum class event_kind : std::uint8_t { wait, execute, signal };
+  struct event {
+    event_kind kind = event_kind::execute;
+    Semaphore* semaphore = nullptr;
+    std::uint64_t value = 0;  ///< wait/signal value, or the operation's epoch
+    operation_type tag = 0;   ///< execute only
+  };
+
+  status issue_wait(Semaphore& s, std::uint64_t v) noexcept {
+    if (fail_next_wait_) return status{fail_next_wait_error()};
+    record(event{event_kind::wait, &s, v, 0});
+    return status{};
+  }
+  status execute(const operation_type& op, std::uint64_t epoch) noexcept {
+    if (fail_next_execute_) {
+      fail_next_execute_ = false;
+      return status{error{errc::device_lost, "recording_backend: injected execute failure"}};
+    }
+    record(event{event_kind::execute, nullptr, epoch, op});
+    return status{};
+  }
+  status issue_signal(Semaphore& s, std::uint64_t v) noexcept {
+    record(event{event_kind::signal, &s, v, 0});
+    return status{};
+  }
+
+  /// Events issued so far (oldest first, the last LogCapacity of them).
+  [[nodiscard]] std::size_t event_count() const noexcept { return total_ < LogCapacity ? total_ : LogCapacity; }
+  [[nodiscard]] const event& event_at(std::size_t i) const noexcept {
+    const std::size_t first = total_ < LogCapacity ? 0 : total_ - LogCapacity;
+    return log_[(first + i) % LogCapacity];
+  }
+  [[nodiscard]] std::size_t total_events() const noexcept { return total_; }
+  /// Events recorded of `kind`, over the whole run.
+  [[nodiscard]] std::size_t count(event_kind kind) const noexcept {
+    return counts_[static_cast<std::size_t>(kind)];
+  }
+
+  /// Makes the next issue_wait / execute fail (fault injection for tests).
+  void fail_next_wait() noexcept { fail_next_wait_ = true; }
+  void fail_next_execute() noexcept { fail_next_execute_ = true; }
+
+  /// Completes the oldest pending operation if its device waits are met:
+  /// reaches its signals and returns its epoch; 0 when nothing can run.
+  std::uint64_t complete_next() noexcept {
+    // Walk from the completion cursor: waits before the next execute must
+    // be satisfied; signals after it are reached.
+    std::size_t i = cursor_;
+    const std::size_t first = total_ < LogCapacity ? 0 : total_ - LogCapacity;
+    if (i < first) return 0;  // the log overflowed past unfinished work
+    for (; i < total_; ++i) {
+      const event& e = log_[i % LogCapacity];
+      if (e.kind == event_kind::wait) {
+        if (e.semaphore->value() < e.value) return 0;
+        continue;
+      }
+      if (e.kind == event_kind::execute) break;
+    }
+    if (i == total_) return 0;
+    const std::uint64_t epoch = log_[i % LogCapacity].value;
+    ++i;
+    while (i < total_ && log_[i % LogCapacity].kind == event_kind::signal) {
+      const event& e = log_[i % LogCapacity];
+      (void)e.semaphore->device_signal(e.value);
+      ++i;
+    }
+    cursor_ = i;
+    return epoch;
+  }
+
+ private:
+  error fail_next_wait_error() noexcept {
+    fail_next_wait_ = false;
+    return error{errc::device_lost, "recording_backend: injected wait failure"};
+  }
+  void record(const event& e) noexcept {
+    log_[total_ % LogCapacity] = e;
+    ++total_;
+    ++counts_[static_cast<std::size_t>(e.kind)];
+  }
+
+  std::array<event, LogCapacity> log_{};
+  std::size_t total_ = 0;
+  std::size_t cursor_ = 0;
+  std::array<std::size_t, 3> counts_{};
+  bool fail_next_wait_ = false;
+  bool fail_next_execute_ = false;
+};
+
+/// A queue over the recording backend with the default frontier.
+template <bool WaitsBeforeSignal = true>
+using recording_queue = basic_queue<frontier, recording_backend<semaphore, WaitsBeforeSignal>>;
+
+CAUSAL_END_NAMESPACE

@@ -1,0 +1,1130 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// semaphore: a timeline semaphore (a monotonically increasing 64-bit
+// payload) whose signals carry frontiers, so that a waiter learns not only
+// that S >= v but everything that happened before the signal that made it so.
+//
+// Model. `signal(v, f)` advances the payload to v (strictly increasing) and
+// records (v, f) in a ring of the last HistoryDepth reached signals. A
+// waiter on S >= v imports the frontier of the *first* signal that reached
+// >= v (`frontier_at`), never that of a later one: a consumer that waits for
+// 2 after S already moved to 5 learns what was known at 2 (seed scenario
+// "late waiter"). When v has left the ring the answer is the merge of every
+// record that left it, flagged inexact: a superset, and sound as knowledge
+// because a record only leaves the ring once its value is reached.
+//
+// Submitted vs reached. A queue that submits a future signal records its
+// frontier with `submit_signal(v, f, producer)` before the device reaches
+// it; `frontier_at(v)` then answers "submitted, not reached" with the
+// producer entry (the (axis, epoch) of the signalling operation, DESIGN §3),
+// which is what wait elision checks. A value with no submitted signal has no
+// frontier at all, so a wait-before-signal can never be elided. Submitted
+// records wait in a sorted table of PendingCapacity entries (a full table is
+// `errc::resource_exhausted`, never a silent drop); when a signal reaches v,
+// submitted records below v can no longer be the first to reach their
+// values and are dropped (their own late signal then fails as not
+// increasing).
+//
+// Taint. `signal_external(v)` (an imported CUDA event, a sync_fd, another
+// process) advances the payload without a frontier. Values above the taint
+// watermark and at most the payload are tainted: `frontier_at` returns a
+// tainted frontier for them (what was known at the watermark) and queues
+// never elide waits on them. A later witnessed signal whose frontier is
+// complete (untainted, or with a producer entry) raises the watermark: the
+// taint heals.
+//
+// Failure and timepoints. `fail(e)` is sticky (first error wins) and is
+// delivered to every pending and later timepoint and host wait; failure
+// wins over the payload. Timepoints are caller-owned intrusive nodes; each
+// fires exactly once, outside the semaphore's lock, with ok, the failure,
+// or `errc::cancelled` when the semaphore is destroyed first. Callbacks may
+// signal other semaphores (`semaphore_link` relays S >= x to T := y).
+//
+// Thread safety: every member may be called concurrently from any thread,
+//                including from inside a timepoint callback (no lock is
+//                held while callbacks run).
+// Memory order:  signal(v) releases; value(), try_wait(v) and a wait or
+//                timepoint that observes >= v acquire; what the signaller
+//                wrote before signal(v) is visible after.
+// Blocking/allocation: never allocates. value(), try_wait(),
+//                is_tainted() and failed() are single lock-free loads.
+//                signal, submit_signal, frontier_at, timepoint
+//                registration and cancel take the semaphore's spin lock
+//                for a bounded, allocation-free critical section (a copy of
+//                one record); wait/wait_all/wait_any spin briefly, then park
+//                on a 32-bit futex word. Callbacks run on the signalling
+//                thread.
+// Size:          about (HistoryDepth + PendingCapacity + 1) * sizeof(Frontier)
+//                plus two cache lines; ~3 KiB with the defaults.
+// Configuration: Frontier (default causal::frontier), HistoryDepth
+//                (default 4), PendingCapacity (default 8); scope at creation.
+// See also:      ../shared/DESIGN.md §4, <causal/queue.hpp>,
+//                <causal/ext/park_word.hpp>.
+#pragma once
+
+#include <causal/config.hpp>
+#include <causal/detail/spin_lock.hpp>
+#include <causal/ext/park_word.hpp>
+#include <causal/frontier.hpp>
+#include <causal/result.hpp>
+
+#include <boost/atomic/ipc_atomic.hpp>
+#include <boost/intrusive/list.hpp>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#if defined(__linux__)
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <ctime>
+#define CAUSAL_HAS_SYSTEM_SEMAPHORE() 1
+#else
+#define CAUSAL_HAS_SYSTEM_SEMAPHORE() 0
+#endif
+
+CAUSAL_BEGIN_NAMESPACE
+
+//===-- scope ---------------------------------------------------------------===//
+
+/// Who may observe a semaphore, fixed at creation; the narrowest that
+/// serves is the cheapest. Adapters use it to pick a device primitive;
+/// `system_wide` also moves the payload into shared memory.
+enum class semaphore_scope : std::uint8_t {
+  queue_local,    ///< one queue signals and waits; its FIFO orders everything
+  device_local,   ///< queues of one device
+  device_group,   ///< queues of several devices in one group
+  process_local,  ///< host threads of this process (the default)
+  system_wide,    ///< other processes: payload in shared memory, exportable
+};
+
+[[nodiscard]] constexpr std::string_view to_string(semaphore_scope scope) noexcept {
+  switch (scope) {
+    case semaphore_scope::queue_local: return "queue_local";
+    case semaphore_scope::device_local: return "device_local";
+    case semaphore_scope::device_group: return "device_group";
+    case semaphore_scope::process_local: return "process_local";
+    case semaphore_scope::system_wide: return "system_wide";
+  }
+  return "unknown";
+}
+
+/// How far a value has got on a semaphore.
+enum class value_state : std::uint8_t {
+  unsubmitted,  ///< neither reached nor announced by submit_signal
+  submitted,    ///< a future signal reaching it has been submitted
+  reached,      ///< the payload is at least this value
+};
+
+/// What a waiter on S >= v imports (the answer of `frontier_at`).
+template <frontier_type Frontier>
+struct imported_frontier {
+  /// The frontier of the first signal reaching >= v, a superset of it when
+  /// `exact` is false, or, for a tainted value, what was known at the taint
+  /// watermark with the taint bit set.
+  Frontier frontier;
+  /// The signalling operation's own entry (DESIGN §3), or {axis{0}, 0}
+  /// when none was recorded (host signals, inexact and tainted answers).
+  frontier_entry producer{};
+  /// The value of the signal the frontier came from (0 when merged).
+  std::uint64_t signal_value = 0;
+  /// True when the payload is >= v; false for a submitted, unreached value.
+  bool reached = false;
+  /// False when v left the history ring and `frontier` is the merged
+  /// superset, or when v is tainted.
+  bool exact = true;
+  /// True when v was reached by an external signal (above the watermark):
+  /// never elide a wait on it.
+  bool value_tainted = false;
+
+  /// True when a producer entry was recorded.
+  [[nodiscard]] constexpr bool has_producer() const noexcept { return producer.epoch != 0; }
+};
+
+//===-- timepoints ----------------------------------------------------------===//
+
+class semaphore_timepoint;
+template <frontier_type Frontier = frontier, std::size_t HistoryDepth = 4,
+          std::size_t PendingCapacity = 8>
+class basic_semaphore;
+
+/// A timepoint callback: receives the node and ok, the failure, or
+/// `errc::cancelled`. Runs exactly once per registration, with no lock held;
+/// it may destroy or re-register the node, and may signal semaphores.
+using timepoint_callback = void (*)(semaphore_timepoint&, status) noexcept;
+
+namespace detail {
+using timepoint_hook =
+    boost::intrusive::list_base_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>>;
+
+enum class timepoint_state : std::uint8_t { idle, armed, firing };
+}  // namespace detail
+
+/// A caller-owned wait node: "call `callback` once S >= `threshold`".
+///
+/// Register with `semaphore.add_timepoint(tp)`; the callback runs exactly
+/// once: inline from add_timepoint when the value is already reached (or
+/// the semaphore failed), else from the signal, fail or destructor that
+/// satisfies it. `cancel()` returns true when the callback is guaranteed
+/// not to run; false means it has run or is running, and the node must
+/// outlive it. A node is registered with one semaphore at a time.
+class semaphore_timepoint : public detail::timepoint_hook {
+ public:
+  semaphore_timepoint() noexcept = default;
+  semaphore_timepoint(std::uint64_t threshold, timepoint_callback callback,
+                      void* user_data = nullptr) noexcept
+      : threshold_(threshold), callback_(callback), user_data_(user_data) {}
+  semaphore_timepoint(const semaphore_timepoint&) = delete;
+  semaphore_timepoint& operator=(const semaphore_timepoint&) = delete;
+  ~semaphore_timepoint() {
+    CAUSAL_ASSERT(state_.load(std::memory_order_relaxed) != detail::timepoint_state::armed,
+                  "semaphore_timepoint destroyed while registered; cancel() first");
+  }
+
+  /// Sets threshold and callback for the next registration.
+  /// Precondition: not registered.
+  void reset(std::uint64_t threshold, timepoint_callback callback,
+             void* user_data = nullptr) noexcept {
+    CAUSAL_ASSERT(state_.load(std::memory_order_relaxed) != detail::timepoint_state::armed,
+                  "semaphore_timepoint::reset while registered");
+    threshold_ = threshold;
+    callback_ = callback;
+    user_data_ = user_data;
+  }
+
+  [[nodiscard]] std::uint64_t threshold() const noexcept { return threshold_; }
+  [[nodiscard]] void* user_data() const noexcept { return user_data_; }
+
+  /// Unregisters the node. Returns true when the callback is guaranteed not
+  /// to run (it was still waiting), false when it has run or is running.
+  bool cancel() noexcept {
+    void* owner = owner_.load(std::memory_order_acquire);
+    if (owner == nullptr) return false;
+    return cancel_fn_(owner, *this);
+  }
+
+ private:
+  template <frontier_type, std::size_t, std::size_t>
+  friend class basic_semaphore;
+
+  std::uint64_t threshold_ = 0;
+  timepoint_callback callback_ = nullptr;
+  void* user_data_ = nullptr;
+  // Atomic because cancel() may read them while the firing thread resets
+  // them after unlinking (outside the semaphore's lock).
+  std::atomic<void*> owner_{nullptr};
+  bool (*cancel_fn_)(void*, semaphore_timepoint&) noexcept = nullptr;
+  std::atomic<detail::timepoint_state> state_{detail::timepoint_state::idle};
+};
+
+namespace detail {
+using timepoint_list =
+    boost::intrusive::list<semaphore_timepoint, boost::intrusive::constant_time_size<false>>;
+
+/// The part of a system_wide semaphore that lives in shared memory. Only
+/// address-free atomics (boost::ipc_atomic), no locks: a process that dies
+/// at any instruction leaves it valid.
+struct shared_timeline_block {
+  static constexpr std::uint64_t expected_magic = 0x63617573616c5331ull;  // "causalS1"
+  std::uint64_t magic;
+  boost::ipc_atomic<std::uint64_t> payload;
+  boost::ipc_atomic<std::uint32_t> wake_word;
+  boost::ipc_atomic<std::uint32_t> waiters;
+  boost::ipc_atomic<std::uint32_t> failure_code;  // errc, 0 = not failed
+};
+static_assert(boost::ipc_atomic<std::uint64_t>::is_always_lock_free,
+              "system_wide semaphores need a lock-free 64-bit ipc_atomic");
+
+#if CAUSAL_HAS_SYSTEM_SEMAPHORE()
+/// Parks on a process-shared futex word until it differs from `expected`
+/// or `deadline` passes (no PRIVATE flag: the word may be in another
+/// process's mapping).
+inline void shared_futex_wait_until(const boost::ipc_atomic<std::uint32_t>& word,
+                                    std::uint32_t expected,
+                                    std::chrono::steady_clock::time_point deadline) noexcept {
+  const auto since_epoch = deadline.time_since_epoch();
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(since_epoch);
+  timespec absolute{};
+  absolute.tv_sec = static_cast<std::time_t>(seconds.count());
+  absolute.tv_nsec = static_cast<long>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(since_epoch - seconds).count());
+  ::syscall(SYS_futex, const_cast<std::uint32_t*>(&word.value()), FUTEX_WAIT_BITSET, expected,
+            &absolute, nullptr, FUTEX_BITSET_MATCH_ANY);
+}
+#endif
+}  // namespace detail
+
+/// A handle that lets another process open a system_wide semaphore: a file
+/// descriptor of its shared memory (inherited across fork, or passed over a
+/// Unix socket). The opener owns a duplicate; the creator keeps its own.
+struct system_semaphore_handle {
+  int fd = -1;
+};
+
+//===-- basic_semaphore -----------------------------------------------------===//
+
+/// A timeline semaphore carrying frontiers; see the file comment.
+///
+/// Template parameters:
+/// - `Frontier`: the frontier type of its signals (any basic_frontier).
+/// - `HistoryDepth`: reached signals kept exactly (>= 1).
+/// - `PendingCapacity`: submitted, unreached signals it can hold (>= 1).
+template <frontier_type Frontier, std::size_t HistoryDepth, std::size_t PendingCapacity>
+class basic_semaphore {
+  static_assert(HistoryDepth >= 1, "basic_semaphore: HistoryDepth must be at least 1");
+  static_assert(PendingCapacity >= 1, "basic_semaphore: PendingCapacity must be at least 1");
+
+ public:
+  using frontier_type = Frontier;
+  using imported_type = imported_frontier<Frontier>;
+  using clock = std::chrono::steady_clock;
+  static constexpr std::size_t history_depth = HistoryDepth;
+  static constexpr std::size_t pending_capacity = PendingCapacity;
+  /// Polls of the payload before a host wait parks (each ~ a cache miss).
+  static constexpr unsigned default_spin = 128;
+
+  /// Creates a semaphore at `initial` with `scope`. A system_wide one maps
+  /// fresh shared memory; if that fails the semaphore is created failed
+  /// with `errc::resource_exhausted` (see failure()).
+  explicit basic_semaphore(std::uint64_t initial = 0,
+                           semaphore_scope scope = semaphore_scope::process_local) noexcept
+      : scope_(scope), payload_(initial), watermark_(initial), retired_max_witnessed_(initial) {
+    // Values up to `initial` were reached before anything was recorded:
+    // they import the (empty) retired superset, inexact but untainted.
+    if (scope == semaphore_scope::system_wide) create_shared(initial);
+  }
+
+  /// Opens the system_wide semaphore behind `handle` (another process's,
+  /// or this one's). Signals made through other openers are external here.
+  /// A bad handle yields a semaphore failed with `errc::invalid_argument`.
+  explicit basic_semaphore(system_semaphore_handle handle) noexcept
+      : scope_(semaphore_scope::system_wide) {
+    open_shared(handle);
+  }
+
+  basic_semaphore(const basic_semaphore&) = delete;
+  basic_semaphore& operator=(const basic_semaphore&) = delete;
+
+  /// Delivers `errc::cancelled` to every pending timepoint. Host waiters
+  /// must have returned before destruction.
+  ~basic_semaphore() {
+    detail::timepoint_list doomed;
+    {
+      detail::spin_guard guard(lock_);
+      take_all(doomed);
+    }
+    fire_all(doomed, status{error{errc::cancelled, "semaphore destroyed before its value was reached"}});
+    release_shared();
+  }
+
+  //===-- lock-free observers ---------------------------------------------===//
+
+  [[nodiscard]] semaphore_scope scope() const noexcept { return scope_; }
+
+  /// Returns the payload. acquire: pairs with the release in signal().
+  [[nodiscard]] CAUSAL_ALWAYS_INLINE std::uint64_t value() const noexcept {
+    if (shared_ != nullptr) [[unlikely]] {
+      return shared_->payload.load(boost::memory_order_acquire);
+    }
+    return payload_.load(std::memory_order_acquire);
+  }
+
+  /// True when the payload is >= `v` and the semaphore has not failed.
+  [[nodiscard]] CAUSAL_ALWAYS_INLINE bool try_wait(std::uint64_t v) const noexcept {
+    return value() >= v && !failed();
+  }
+
+  /// True once fail() has been called (here or, for system_wide, anywhere).
+  [[nodiscard]] bool failed() const noexcept {
+    if (failed_.load(std::memory_order_acquire)) return true;
+    return shared_ != nullptr && shared_->failure_code.load(boost::memory_order_acquire) != 0;
+  }
+
+  /// Returns the failure, if any.
+  [[nodiscard]] std::optional<error> failure() const noexcept {
+    // acquire: pairs with the release store of failed_ in fail(), which
+    // publishes failure_.
+    if (failed_.load(std::memory_order_acquire)) return failure_;
+    if (shared_ != nullptr) {
+      const std::uint32_t code = shared_->failure_code.load(boost::memory_order_acquire);
+      if (code != 0) {
+        return error{static_cast<errc>(code), "system_wide semaphore failed in another process"};
+      }
+    }
+    return std::nullopt;
+  }
+
+  /// The highest value up to which every value is untainted.
+  [[nodiscard]] std::uint64_t taint_watermark() const noexcept {
+    return watermark_.load(std::memory_order_acquire);
+  }
+
+  /// True when `v` was reached by an external signal and no witnessed
+  /// signal has healed it since: waits on it import a tainted frontier and
+  /// are never elided. Unreached values are not tainted (yet).
+  [[nodiscard]] bool is_tainted(std::uint64_t v) const noexcept {
+    return v > taint_watermark() && v <= value();
+  }
+
+  //===-- signalling --------------------------------------------------------===//
+
+  /// Reaches `v`, carrying `f` and optionally the signalling operation's
+  /// producer entry. If `v` was submitted, `f` is merged into the submitted
+  /// frontier. Fails with `errc::not_increasing` (nothing changes) when `v`
+  /// is not above the payload, or with the failure when the semaphore failed.
+  status signal(std::uint64_t v, const Frontier& f, frontier_entry producer = {}) noexcept {
+    return reach(v, &f, producer, /*external=*/false);
+  }
+
+  /// Reaches `v` with the frontier recorded by submit_signal(v), or, when
+  /// nothing was submitted, with an empty frontier (a host signal that
+  /// knows nothing more).
+  status signal(std::uint64_t v) noexcept { return reach(v, nullptr, {}, false); }
+
+  /// Like signal(v) for a device completion: a non-increasing value also
+  /// fails the semaphore, since waiters may already have trusted the order.
+  status device_signal(std::uint64_t v) noexcept {
+    status s = reach(v, nullptr, {}, false);
+    if (s.code() == errc::not_increasing) fail(s.error_value());
+    return s;
+  }
+
+  /// Reaches `v` from outside the scheduler: no frontier, value tainted.
+  status signal_external(std::uint64_t v) noexcept { return reach(v, nullptr, {}, true); }
+
+  /// Announces a future signal of `v` carrying `f` (known at submit time).
+  /// Errors: `not_increasing` when v <= payload, `invalid_argument` when v
+  /// is already submitted, `resource_exhausted` when PendingCapacity
+  /// submitted signals are outstanding, or the failure.
+  status submit_signal(std::uint64_t v, const Frontier& f, frontier_entry producer = {}) noexcept {
+    detail::spin_guard guard(lock_);
+    if (failed()) return status{*failure()};
+    if (v <= current_value_locked()) {
+      return status{error{errc::not_increasing, "submit_signal: value not above the payload", v}};
+    }
+    std::size_t at = 0;
+    while (at < pending_count_ && pending_[at].value < v) ++at;
+    if (at < pending_count_ && pending_[at].value == v) {
+      return status{error{errc::invalid_argument, "submit_signal: value already submitted", v}};
+    }
+    if (pending_count_ == PendingCapacity) {
+      return status{error{errc::resource_exhausted,
+                          "submit_signal: PendingCapacity submitted signals outstanding",
+                          PendingCapacity}};
+    }
+    for (std::size_t k = pending_count_; k > at; --k) pending_[k] = pending_[k - 1];
+    pending_[at] = record{v, f, producer, false};
+    ++pending_count_;
+    return status{};
+  }
+
+  /// Fails the semaphore with `e` (sticky; the first error wins). Every
+  /// pending timepoint and host wait, and every later one, gets the error.
+  /// Returns true when this call's error is the one recorded.
+  bool fail(error e) noexcept {
+    if (e.code() == errc::ok) e = error{errc::failed_precondition, "fail() called with errc::ok"};
+    detail::timepoint_list doomed;
+    {
+      detail::spin_guard guard(lock_);
+      if (failed_.load(std::memory_order_relaxed)) return false;
+      failure_ = e;
+      // seq_cst (a release would do for failure()'s acquire load, which it
+      // pairs with to publish failure_): this store is one side of the
+      // Dekker pair with a parked waiter, see wake_host_waiters().
+      failed_.store(true, std::memory_order_seq_cst);
+      if (shared_ != nullptr) {
+        std::uint32_t none = 0;
+        shared_->failure_code.compare_exchange_strong(none, static_cast<std::uint32_t>(e.code()),
+                                                      boost::memory_order_seq_cst);
+      }
+      take_all(doomed);
+    }
+    fire_all(doomed, status{e});
+    wake_host_waiters();
+    return true;
+  }
+
+  //===-- history -----------------------------------------------------------===//
+
+  /// Returns how far `v` has got.
+  [[nodiscard]] value_state state_of(std::uint64_t v) const noexcept {
+    if (v <= value()) return value_state::reached;
+    detail::spin_guard guard(lock_);
+    for (std::size_t i = 0; i < pending_count_; ++i) {
+      if (pending_[i].value >= v) return value_state::submitted;
+    }
+    return value_state::unsubmitted;
+  }
+
+  /// Returns what a waiter on S >= `v` imports; nothing while `v` is
+  /// neither reached nor covered by a submitted signal. See the file
+  /// comment for exactness and taint.
+  [[nodiscard]] std::optional<imported_type> frontier_at(std::uint64_t v) const noexcept {
+    detail::spin_guard guard(lock_);
+    const std::uint64_t local = payload_.load(std::memory_order_relaxed);
+    const std::uint64_t reached = current_value_locked();
+    if (v == 0) return imported_type{Frontier{}, {}, 0, true, true, false};
+    if (v <= reached) {
+      const std::uint64_t watermark = watermark_.load(std::memory_order_relaxed);
+      if (v > watermark || v > local) {
+        // Reached outside our sight: import what the watermark proves.
+        imported_type out = known_at_locked(watermark);
+        out.frontier.set_tainted();
+        out.producer = {};
+        out.exact = false;
+        out.value_tainted = true;
+        out.reached = true;
+        return out;
+      }
+      return known_at_locked(v);
+    }
+    for (std::size_t i = 0; i < pending_count_; ++i) {
+      const record& r = pending_[i];
+      if (r.value >= v) return imported_type{r.frontier, r.producer, r.value, false, true, false};
+    }
+    return std::nullopt;
+  }
+
+  //===-- timepoints --------------------------------------------------------===//
+
+  /// Registers `tp`; its callback runs exactly once (see semaphore_timepoint),
+  /// inline when the threshold is already reached or the semaphore failed.
+  /// Precondition: `tp` is not registered anywhere.
+  void add_timepoint(semaphore_timepoint& tp) noexcept {
+    CAUSAL_ASSERT(tp.state_.load(std::memory_order_relaxed) != detail::timepoint_state::armed,
+                  "add_timepoint: node already registered");
+    CAUSAL_ASSERT(tp.callback_ != nullptr, "add_timepoint: node has no callback");
+    {
+      detail::spin_guard guard(lock_);
+      if (!failed() && current_value_locked() < tp.threshold_) {
+        // The check and the insertion are under the lock every signal
+        // takes, so no signal can fall between them.
+        auto it = timepoints_.end();
+        while (it != timepoints_.begin()) {
+          auto prev = std::prev(it);
+          if (prev->threshold_ <= tp.threshold_) break;
+          it = prev;
+        }
+        timepoints_.insert(it, tp);
+        tp.cancel_fn_ = &cancel_thunk;
+        tp.state_.store(detail::timepoint_state::armed, std::memory_order_relaxed);
+        // release: cancel()'s acquire load of owner_ then sees cancel_fn_.
+        tp.owner_.store(this, std::memory_order_release);
+        timepoint_count_.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+    }
+    tp.owner_.store(nullptr, std::memory_order_relaxed);
+    tp.state_.store(detail::timepoint_state::idle, std::memory_order_relaxed);
+    const std::optional<error> f = failure();
+    tp.callback_(tp, f ? status{*f} : status{});
+  }
+
+  //===-- host waits --------------------------------------------------------===//
+
+  /// Blocks until the payload is >= `v` (ok), the semaphore fails (the
+  /// failure) or `deadline` passes (`errc::timeout`). Spins `spin` polls
+  /// first, then parks.
+  status wait_until(std::uint64_t v, clock::time_point deadline,
+                    unsigned spin = default_spin) const noexcept {
+    for (unsigned i = 0; i < spin; ++i) {
+      if (auto s = poll_wait(v); s) return *s;
+      detail::cpu_relax();
+    }
+    return park_until(v, deadline);
+  }
+
+  /// Blocks until the payload is >= `v` or the semaphore fails.
+  status wait(std::uint64_t v) const noexcept { return wait_until(v, clock::time_point::max()); }
+
+  template <class Rep, class Period>
+  status wait_for(std::uint64_t v, std::chrono::duration<Rep, Period> timeout) const noexcept {
+    return wait_until(v, deadline_after(timeout));
+  }
+
+  /// Absorbs signals made by other processes (system_wide only): each
+  /// advance of the shared payload beyond this opener's view is recorded as
+  /// an external signal and fires the timepoints it satisfies. Other
+  /// scopes: does nothing. Returns the payload.
+  std::uint64_t poll() noexcept {
+    if (shared_ != nullptr) {
+      const std::uint64_t remote = shared_->payload.load(boost::memory_order_acquire);
+      if (remote > payload_.load(std::memory_order_acquire)) {
+        (void)reach(remote, nullptr, {}, true, /*already_shared=*/true);
+      }
+      if (shared_->failure_code.load(boost::memory_order_acquire) != 0 && !failed_.load()) {
+        fail(*failure());
+      }
+    }
+    return value();
+  }
+
+  /// Returns a handle another process can open (system_wide only; else
+  /// `errc::failed_precondition`). The caller owns the returned descriptor.
+  [[nodiscard]] result<system_semaphore_handle> export_handle() const noexcept {
+#if CAUSAL_HAS_SYSTEM_SEMAPHORE()
+    if (shared_ == nullptr || shared_fd_ < 0) {
+      return error{errc::failed_precondition, "export_handle: semaphore is not system_wide"};
+    }
+    const int fd = ::fcntl(shared_fd_, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) return error{errc::resource_exhausted, "export_handle: dup failed"};
+    return system_semaphore_handle{fd};
+#else
+    return error{errc::unsupported_version, "export_handle: no system_wide semaphores here"};
+#endif
+  }
+
+ private:
+  struct record {
+    std::uint64_t value = 0;
+    Frontier frontier{};
+    frontier_entry producer{};
+    bool external = false;
+  };
+
+  template <class Rep, class Period>
+  static clock::time_point deadline_after(std::chrono::duration<Rep, Period> timeout) noexcept {
+    const auto now = clock::now();
+    if (timeout <= timeout.zero()) return now;
+    // Compare in floating point: converting `timeout` (e.g. hours::max())
+    // or the remaining range to the other's unit could overflow. The one-
+    // second margin absorbs the rounding of the double comparison, so the
+    // integral conversion below cannot overflow either.
+    const std::chrono::duration<double> room = clock::time_point::max() - now;
+    if (std::chrono::duration<double>(timeout) >= room - std::chrono::seconds(1)) {
+      return clock::time_point::max();
+    }
+    return now + std::chrono::ceil<clock::duration>(timeout);
+  }
+
+  static bool cancel_thunk(void* owner, semaphore_timepoint& tp) noexcept {
+    return static_cast<basic_semaphore*>(owner)->cancel_timepoint(tp);
+  }
+
+  bool cancel_timepoint(semaphore_timepoint& tp) noexcept {
+    detail::spin_guard guard(lock_);
+    if (tp.state_.load(std::memory_order_relaxed) != detail::timepoint_state::armed ||
+        tp.owner_.load(std::memory_order_relaxed) != this) {
+      return false;
+    }
+    timepoints_.erase(timepoints_.iterator_to(tp));
+    timepoint_count_.fetch_sub(1, std::memory_order_relaxed);
+    tp.state_.store(detail::timepoint_state::idle, std::memory_order_relaxed);
+    tp.owner_.store(nullptr, std::memory_order_relaxed);
+    return true;
+  }
+
+  /// The payload as this opener may trust it under the lock.
+  [[nodiscard]] std::uint64_t current_value_locked() const noexcept { return value(); }
+
+  /// The frontier known at reached, witnessed value `v` <= watermark.
+  [[nodiscard]] imported_type known_at_locked(std::uint64_t v) const noexcept {
+    if (v == 0) return imported_type{Frontier{}, {}, 0, true, true, false};
+    if (v <= retired_max_witnessed_) {
+      return imported_type{retired_, {}, 0, true, false, false};
+    }
+    for (std::size_t i = 0; i < ring_count_; ++i) {
+      const record& r = ring_at(i);
+      if (r.value >= v && !r.external) {
+        return imported_type{r.frontier, r.producer, r.value, true, true, false};
+      }
+    }
+    // Unreachable while the invariants hold (v <= watermark means a
+    // witnessed record >= v exists); answer conservatively.
+    Frontier f = retired_;
+    f.set_tainted();
+    return imported_type{f, {}, 0, true, false, true};
+  }
+
+  [[nodiscard]] const record& ring_at(std::size_t i) const noexcept {
+    return ring_[(ring_head_ + i) % HistoryDepth];
+  }
+
+  /// Every way of reaching a value goes through here.
+  status reach(std::uint64_t v, const Frontier* f, frontier_entry producer, bool external,
+               bool already_shared = false) noexcept {
+    detail::timepoint_list due;
+    {
+      detail::spin_guard guard(lock_);
+      if (failed()) return status{*failure()};
+      const std::uint64_t local = payload_.load(std::memory_order_relaxed);
+      if (!already_shared && v <= current_value_locked()) {
+        return status{error{errc::not_increasing, "signal: value not above the payload", v}};
+      }
+      if (shared_ != nullptr && !already_shared) {
+        // Publish to other processes first; a concurrent remote signal that
+        // got there first makes ours non-increasing, with nothing changed.
+        std::uint64_t seen = shared_->payload.load(boost::memory_order_relaxed);
+        do {
+          if (seen >= v) {
+            return status{error{errc::not_increasing, "signal: value not above the payload", v}};
+          }
+          // seq_cst on success: releases like the local payload store, and
+          // is the signaller's side of the Dekker pair with a waiter parked
+          // in another process (wake_host_waiters()).
+        } while (!shared_->payload.compare_exchange_weak(seen, v, boost::memory_order_seq_cst,
+                                                          boost::memory_order_relaxed));
+      }
+      if (already_shared && v <= local) return status{};
+
+      // The record that reaches v: the submitted one for exactly v, if any.
+      record reached{v, Frontier{}, producer, external};
+      std::size_t consumed = 0;
+      while (consumed < pending_count_ && pending_[consumed].value <= v) {
+        if (pending_[consumed].value == v && !external) {
+          reached.frontier = pending_[consumed].frontier;
+          if (producer.epoch == 0) reached.producer = pending_[consumed].producer;
+        }
+        ++consumed;
+      }
+      // Submitted signals below v can no longer be the first to reach
+      // their values; drop them (their own signal will be non-increasing).
+      for (std::size_t k = consumed; k < pending_count_; ++k) pending_[k - consumed] = pending_[k];
+      pending_count_ -= consumed;
+
+      if (external) {
+        reached.frontier.set_tainted();
+      } else if (f != nullptr) {
+        reached.frontier.merge(*f);
+      }
+      push_reached(reached);
+      const bool complete = !reached.external && (!reached.frontier.tainted() || reached.producer.epoch != 0);
+      if (complete) {
+        // For every u <= v the first witnessed record >= u is reached (this
+        // one at the latest), so its frontier is sound to import: the taint
+        // of earlier external values heals.
+        watermark_.store(v, std::memory_order_release);
+      }
+      // release: pairs with value()'s acquire; the record above is
+      // published by the lock to frontier_at, and by this store to
+      // anyone who only reads the payload.
+      payload_.store(v, std::memory_order_seq_cst);
+      if (timepoint_count_.load(std::memory_order_relaxed) != 0) {
+        while (!timepoints_.empty() && timepoints_.front().threshold_ <= v) {
+          semaphore_timepoint& tp = timepoints_.front();
+          timepoints_.pop_front();
+          tp.state_.store(detail::timepoint_state::firing, std::memory_order_relaxed);
+          due.push_back(tp);
+          timepoint_count_.fetch_sub(1, std::memory_order_relaxed);
+        }
+      }
+    }
+    fire_all(due, status{});
+    wake_host_waiters();
+    return status{};
+  }
+
+  void push_reached(const record& r) noexcept {
+    if (ring_count_ == HistoryDepth) {
+      // The oldest reached record leaves the ring: fold it into the merged
+      // superset (witnessed records only; external ones carry nothing).
+      record& oldest = ring_[ring_head_];
+      if (!oldest.external) {
+        retired_.merge(oldest.frontier);
+        retired_max_witnessed_ = oldest.value;
+      }
+      ring_head_ = (ring_head_ + 1) % HistoryDepth;
+      --ring_count_;
+    }
+    ring_[(ring_head_ + ring_count_) % HistoryDepth] = r;
+    ++ring_count_;
+  }
+
+  void take_all(detail::timepoint_list& into) noexcept {
+    while (!timepoints_.empty()) {
+      semaphore_timepoint& tp = timepoints_.front();
+      timepoints_.pop_front();
+      tp.state_.store(detail::timepoint_state::firing, std::memory_order_relaxed);
+      into.push_back(tp);
+    }
+    timepoint_count_.store(0, std::memory_order_relaxed);
+  }
+
+  static void fire_all(detail::timepoint_list& due, status s) noexcept {
+    while (!due.empty()) {
+      semaphore_timepoint& tp = due.front();
+      due.pop_front();
+      // The node is no longer reachable from the semaphore: after this the
+      // callback owns it (it may free or re-register it).
+      tp.state_.store(detail::timepoint_state::idle, std::memory_order_relaxed);
+      tp.owner_.store(nullptr, std::memory_order_relaxed);
+      tp.callback_(tp, s);
+    }
+  }
+
+  void wake_host_waiters() noexcept {
+    // seq_cst on both sides (Dekker): a waiter increments waiters_ and
+    // then re-reads the payload and failure flag with seq_cst loads
+    // (poll_parked); we stored the payload (or the failure) with seq_cst
+    // and then read waiters_. At least one of us sees the other. (An
+    // acquire re-load on the waiter's side would not do: it is outside
+    // the single total order, and on RCpc hardware it may pass the
+    // increment.)
+    if (shared_ != nullptr) {
+      if (shared_->waiters.load(boost::memory_order_seq_cst) != 0) {
+        shared_->wake_word.fetch_add(1, boost::memory_order_release);
+        shared_->wake_word.notify_all();
+      }
+      return;
+    }
+    if (waiters_.load(std::memory_order_seq_cst) != 0) {
+      wake_.fetch_add(1, std::memory_order_release);
+      wake_.notify_all();
+    }
+  }
+
+  /// One poll of a host wait: a status when it is over.
+  [[nodiscard]] std::optional<status> poll_wait(std::uint64_t v) const noexcept {
+    if (const auto f = failure(); f) return status{*f};
+    if (value() >= v) return status{};
+    return std::nullopt;
+  }
+
+  /// poll_wait for a waiter that has announced itself in `waiters`: every
+  /// load is seq_cst, the waiter's side of the Dekker pair described in
+  /// wake_host_waiters(). On x86 these are plain loads.
+  [[nodiscard]] std::optional<status> poll_parked(std::uint64_t v) const noexcept {
+    const bool local_failure = failed_.load(std::memory_order_seq_cst);
+    const bool remote_failure =
+        shared_ != nullptr && shared_->failure_code.load(boost::memory_order_seq_cst) != 0;
+    if (local_failure || remote_failure) return status{*failure()};
+    const std::uint64_t now = shared_ != nullptr
+                                  ? shared_->payload.load(boost::memory_order_seq_cst)
+                                  : payload_.load(std::memory_order_seq_cst);
+    if (now >= v) return status{};
+    return std::nullopt;
+  }
+
+  CAUSAL_NOINLINE status park_until(std::uint64_t v, clock::time_point deadline) const noexcept {
+    if (shared_ != nullptr) return park_shared_until(v, deadline);
+    waiters_.fetch_add(1, std::memory_order_seq_cst);
+    status out{error{errc::timeout, "semaphore wait timed out", v}};
+    for (;;) {
+      const auto seen = wake_.load(std::memory_order_acquire);
+      if (auto s = poll_parked(v); s) {
+        out = *s;
+        break;
+      }
+      if (!wake_.wait_until(seen, deadline)) {
+        if (auto s = poll_parked(v); s) out = *s;
+        break;
+      }
+    }
+    waiters_.fetch_sub(1, std::memory_order_relaxed);
+    return out;
+  }
+
+  status park_shared_until(std::uint64_t v, clock::time_point deadline) const noexcept {
+#if CAUSAL_HAS_SYSTEM_SEMAPHORE()
+    shared_->waiters.fetch_add(1, boost::memory_order_seq_cst);
+    status out{error{errc::timeout, "semaphore wait timed out", v}};
+    for (;;) {
+      const std::uint32_t seen = shared_->wake_word.load(boost::memory_order_acquire);
+      if (auto s = poll_parked(v); s) {
+        out = *s;
+        break;
+      }
+      if (clock::now() >= deadline) break;
+      detail::shared_futex_wait_until(shared_->wake_word, seen, deadline);
+    }
+    shared_->waiters.fetch_sub(1, boost::memory_order_relaxed);
+    return out;
+#else
+    (void)v;
+    (void)deadline;
+    return status{error{errc::unsupported_version, "no system_wide semaphores here"}};
+#endif
+  }
+
+  void create_shared(std::uint64_t initial) noexcept {
+#if CAUSAL_HAS_SYSTEM_SEMAPHORE()
+    const int fd = static_cast<int>(::syscall(SYS_memfd_create, "causal-semaphore", 1u /*MFD_CLOEXEC*/));
+    if (fd < 0 || ::ftruncate(fd, sizeof(detail::shared_timeline_block)) != 0) {
+      if (fd >= 0) ::close(fd);
+      set_failed_at_creation(error{errc::resource_exhausted, "system_wide: memfd_create failed"});
+      return;
+    }
+    void* memory = ::mmap(nullptr, sizeof(detail::shared_timeline_block), PROT_READ | PROT_WRITE,
+                          MAP_SHARED, fd, 0);
+    if (memory == MAP_FAILED) {
+      ::close(fd);
+      set_failed_at_creation(error{errc::resource_exhausted, "system_wide: mmap failed"});
+      return;
+    }
+    auto* block = static_cast<detail::shared_timeline_block*>(memory);
+    block->payload.store(initial, boost::memory_order_relaxed);
+    block->wake_word.store(0, boost::memory_order_relaxed);
+    block->waiters.store(0, boost::memory_order_relaxed);
+    block->failure_code.store(0, boost::memory_order_relaxed);
+    block->magic = detail::shared_timeline_block::expected_magic;
+    shared_ = block;
+    shared_fd_ = fd;
+#else
+    (void)initial;
+    set_failed_at_creation(error{errc::unsupported_version, "system_wide: not supported here"});
+#endif
+  }
+
+  void open_shared(system_semaphore_handle handle) noexcept {
+#if CAUSAL_HAS_SYSTEM_SEMAPHORE()
+    struct stat info {};
+    if (handle.fd < 0 || ::fstat(handle.fd, &info) != 0 ||
+        static_cast<std::size_t>(info.st_size) < sizeof(detail::shared_timeline_block)) {
+      set_failed_at_creation(error{errc::invalid_argument, "system_wide: bad handle"});
+      return;
+    }
+    const int fd = ::fcntl(handle.fd, F_DUPFD_CLOEXEC, 0);
+    void* memory = fd < 0 ? MAP_FAILED
+                          : ::mmap(nullptr, sizeof(detail::shared_timeline_block),
+                                   PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (memory == MAP_FAILED) {
+      if (fd >= 0) ::close(fd);
+      set_failed_at_creation(error{errc::invalid_argument, "system_wide: cannot map handle"});
+      return;
+    }
+    auto* block = static_cast<detail::shared_timeline_block*>(memory);
+    if (block->magic != detail::shared_timeline_block::expected_magic) {
+      ::munmap(memory, sizeof(detail::shared_timeline_block));
+      ::close(fd);
+      set_failed_at_creation(error{errc::invalid_argument, "system_wide: not a causal semaphore"});
+      return;
+    }
+    shared_ = block;
+    shared_fd_ = fd;
+    // Everything reached before we opened is external to us.
+    const std::uint64_t now = block->payload.load(boost::memory_order_acquire);
+    payload_.store(now, std::memory_order_relaxed);
+    watermark_.store(0, std::memory_order_relaxed);
+    if (now != 0) push_reached(record{now, Frontier{}, {}, true});
+#else
+    (void)handle;
+    set_failed_at_creation(error{errc::unsupported_version, "system_wide: not supported here"});
+#endif
+  }
+
+  void release_shared() noexcept {
+#if CAUSAL_HAS_SYSTEM_SEMAPHORE()
+    if (shared_ != nullptr) ::munmap(shared_, sizeof(detail::shared_timeline_block));
+    if (shared_fd_ >= 0) ::close(shared_fd_);
+#endif
+    shared_ = nullptr;
+    shared_fd_ = -1;
+  }
+
+  void set_failed_at_creation(error e) noexcept {
+    failure_ = e;
+    failed_.store(true, std::memory_order_release);
+  }
+
+  // Cache-line map. Line 0: what every reader touches (payload, watermark,
+  // failure flag, shared block pointer). Line 1: the lock and counters
+  // writers touch. Then the records, read and written under the lock.
+  alignas(CAUSAL_CACHELINE_SIZE) const semaphore_scope scope_;
+  std::atomic<std::uint64_t> payload_{0};
+  std::atomic<std::uint64_t> watermark_{0};
+  std::atomic<bool> failed_{false};
+  detail::shared_timeline_block* shared_ = nullptr;
+  int shared_fd_ = -1;
+
+  alignas(CAUSAL_CACHELINE_SIZE) mutable detail::spin_lock lock_;
+  std::atomic<std::uint32_t> timepoint_count_{0};
+  mutable std::atomic<std::uint32_t> waiters_{0};
+  mutable ext::park_word wake_{0};
+  error failure_{};
+  detail::timepoint_list timepoints_;
+
+  std::size_t ring_head_ = 0;
+  std::size_t ring_count_ = 0;
+  std::size_t pending_count_ = 0;
+  std::uint64_t retired_max_witnessed_ = 0;
+  std::array<record, HistoryDepth> ring_{};
+  std::array<record, PendingCapacity> pending_{};
+  Frontier retired_{};
+};
+
+/// The default semaphore: causal::frontier, 4 reached and 8 submitted records.
+using semaphore = basic_semaphore<>;
+
+//===-- links ---------------------------------------------------------------===//
+
+/// Relays "S >= x  =>  signal T to y" without allocation: when the source
+/// reaches x, the target is signalled to y carrying the frontier S's
+/// waiters import at x; a failure of S fails T; destroying S first does
+/// nothing to T. If the relayed signal is rejected (T already past y) T is
+/// failed with that error, since its waiters were promised the order.
+template <class Source, class Target = Source>
+class semaphore_link {
+ public:
+  semaphore_link(Target& target, std::uint64_t target_value) noexcept
+      : target_(&target), target_value_(target_value) {}
+  semaphore_link(const semaphore_link&) = delete;
+  semaphore_link& operator=(const semaphore_link&) = delete;
+  ~semaphore_link() { (void)timepoint_.cancel(); }
+
+  /// Starts relaying from `source` at `source_value`; may fire inline.
+  void arm(Source& source, std::uint64_t source_value) noexcept {
+    source_ = &source;
+    timepoint_.reset(source_value, &relay, this);
+    source.add_timepoint(timepoint_);
+  }
+
+  /// Stops the relay; true when it is guaranteed not to fire.
+  bool cancel() noexcept { return timepoint_.cancel(); }
+
+ private:
+  static void relay(semaphore_timepoint& tp, status s) noexcept {
+    auto* self = static_cast<semaphore_link*>(tp.user_data());
+    if (!s) {
+      if (s.code() != errc::cancelled) self->target_->fail(s.error_value());
+      return;
+    }
+    const auto imported = self->source_->frontier_at(tp.threshold());
+    status relayed = imported ? self->target_->signal(self->target_value_, imported->frontier)
+                              : self->target_->signal(self->target_value_);
+    if (!relayed) self->target_->fail(relayed.error_value());
+  }
+
+  Target* target_;
+  Source* source_ = nullptr;
+  std::uint64_t target_value_;
+  semaphore_timepoint timepoint_;
+};
+
+//===-- multi-waits ---------------------------------------------------------===//
+
+/// One (semaphore, value) pair of a multi-wait.
+template <class Semaphore>
+struct wait_point {
+  Semaphore* semaphore;
+  std::uint64_t value;
+};
+
+/// The most points one wait_all/wait_any takes (their timepoints live on
+/// the caller's stack).
+inline constexpr std::size_t max_wait_points = 64;
+
+namespace detail {
+
+/// Stack state shared by a multi-wait and the timepoints it registers.
+struct multi_wait_state {
+  ext::park_word word{0};
+  std::atomic<std::uint32_t> finished{0};
+
+  static void on_fire(semaphore_timepoint& tp, status) noexcept {
+    auto* self = static_cast<multi_wait_state*>(tp.user_data());
+    self->word.fetch_add(1, std::memory_order_release);
+    self->word.notify_all();
+    // Last touch of *self: the waiter may return once it sees this.
+    self->finished.fetch_add(1, std::memory_order_release);
+  }
+};
+
+enum class wait_mode : std::uint8_t { all, any };
+
+/// Waits for all/any of `points`; returns the index satisfied (any) or 0.
+template <class Semaphore>
+result<std::size_t> multi_wait(std::span<const wait_point<Semaphore>> points, wait_mode mode,
+                               std::chrono::steady_clock::time_point deadline,
+                               unsigned spin) noexcept {
+  if (points.size() > max_wait_points) {
+    return error{errc::invalid_argument, "wait_all/wait_any: more than max_wait_points points",
+                 points.size()};
+  }
+  if (points.empty()) {
+    if (mode == wait_mode::all) return std::size_t{0};
+    return error{errc::invalid_argument, "wait_any: no points"};
+  }
+  // Evaluate: failure first (any failure ends either mode), then progress.
+  auto evaluate = [&]() -> std::optional<result<std::size_t>> {
+    bool all_reached = true;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      if (const auto f = points[i].semaphore->failure(); f) return result<std::size_t>{*f};
+      const bool reached = points[i].semaphore->value() >= points[i].value;
+      if (mode == wait_mode::any && reached) return result<std::size_t>{i};
+      all_reached = all_reached && reached;
+    }
+    if (mode == wait_mode::all && all_reached) return result<std::size_t>{std::size_t{0}};
+    return std::nullopt;
+  };
+  for (unsigned i = 0; i <= spin; ++i) {
+    if (auto r = evaluate(); r) return *r;
+    cpu_relax();
+  }
+  // Timepoints only fire for signals made in this process (or absorbed by
+  // poll()): a system_wide semaphore that another process signals wakes
+  // nobody here. With such a point, park at most remote_poll_interval at a
+  // time and re-evaluate, which reads the shared payload and failure.
+  constexpr auto remote_poll_interval = std::chrono::milliseconds(1);
+  bool has_remote = false;
+  for (const wait_point<Semaphore>& p : points) {
+    has_remote = has_remote || p.semaphore->scope() == semaphore_scope::system_wide;
+  }
+  multi_wait_state state;
+  std::array<semaphore_timepoint, max_wait_points> nodes;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    nodes[i].reset(points[i].value, &multi_wait_state::on_fire, &state);
+    points[i].semaphore->add_timepoint(nodes[i]);
+  }
+  std::optional<result<std::size_t>> out;
+  for (;;) {
+    const auto seen = state.word.load(std::memory_order_acquire);
+    if (out = evaluate(); out) break;
+    auto park_deadline = deadline;
+    if (has_remote) {
+      const auto now = std::chrono::steady_clock::now();
+      if (deadline - now > remote_poll_interval) park_deadline = now + remote_poll_interval;
+    }
+    if (!state.word.wait_until(seen, park_deadline)) {
+      if (park_deadline != deadline) continue;  // a remote poll, not the deadline
+      out = evaluate();
+      if (!out) out = result<std::size_t>{error{errc::timeout, "multi-wait timed out"}};
+      break;
+    }
+  }
+  std::uint32_t will_fire = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (!nodes[i].cancel()) ++will_fire;
+  }
+  // Callbacks that could not be cancelled touch `state` until their last
+  // fetch_add; wait for them before the stack frame goes away.
+  while (state.finished.load(std::memory_order_acquire) < will_fire) cpu_relax();
+  return *out;
+}
+
+}  // namespace detail
+
+/// Blocks until every point is reached (ok), any semaphore fails (its
+/// failure), or `deadline` passes (`errc::timeout`). At most
+/// max_wait_points points (else `errc::invalid_argument`). A system_wide
+/// point signalled by another process is noticed within about 1 ms (the
+/// wait re-polls; a remote signal wakes no timepoint here).
+template <class Semaphore>
+status wait_all(std::span<const wait_point<Semaphore>> points,
+                std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max(),
+                unsigned spin = Semaphore::default_spin) noexcept {
+  auto r = detail::multi_wait(points, detail::wait_mode::all, deadline, spin);
+  return r ? status{} : status{r.error_value()};
+}
+
+/// Blocks until some point is reached and returns its index; or the first
+/// failure seen; or `errc::timeout`. Limits as wait_all.
+template <class Semaphore>
+result<std::size_t> wait_any(std::span<const wait_point<Semaphore>> points,
+                             std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max(),
+                             unsigned spin = Semaphore::default_spin) noexcept {
+  return detail::multi_wait(points, detail::wait_mode::any, deadline, spin);
+}
+
+CAUSAL_END_NAMESPACE
