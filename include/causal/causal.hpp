@@ -5,6 +5,7 @@
 //
 // Includes every public core header: axes, frontiers and their wire form,
 // timeline semaphores, queues with wait elision, the completion tracker,
+// block pools with death frontiers, collective channels,
 // result types, configuration and version. Adapter headers live under
 // <causal/adapters/...> and are included explicitly.
 //
@@ -17,10 +18,12 @@
 #pragma once
 
 #include <causal/axis.hpp>
+#include <causal/collective.hpp>
 #include <causal/completion.hpp>
 #include <causal/config.hpp>
 #include <causal/frontier.hpp>
 #include <causal/frontier_wire.hpp>
+#include <causal/pool.hpp>
 #include <causal/queue.hpp>
 #include <causal/result.hpp>
 #include <causal/semaphore.hpp>

@@ -62,8 +62,10 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
+#include <type_traits>
 #include <utility>
 
 CAUSAL_BEGIN_NAMESPACE
@@ -264,11 +266,38 @@ class basic_queue {
  private:
   enum class tier : std::uint8_t { reached, same_queue, dominated, device, defer };
 
+  using imported_type = typename semaphore_type::imported_type;
+
+  /// What one wait imports, if anything: an optional that leaves its
+  /// storage untouched when empty. (std::optional's default constructor
+  /// compiles, with GCC 12, to zeroing its ~240-byte payload, so a plan of
+  /// max_waits of them cost a 3.8 KiB memset on every submit, even one
+  /// with no waits at all.)
+  struct import_slot {
+    import_slot() noexcept {}  // leaves `value` uninitialised: only `engaged` is set
+    import_slot& operator=(const std::optional<imported_type>& o) noexcept {
+      engaged = o.has_value();
+      if (engaged) std::construct_at(&value, *o);
+      return *this;
+    }
+    explicit operator bool() const noexcept { return engaged; }
+    const imported_type& operator*() const noexcept { return value; }
+    const imported_type* operator->() const noexcept { return &value; }
+
+    bool engaged = false;
+    union {
+      imported_type value;
+    };
+  };
+  static_assert(std::is_trivially_copyable_v<imported_type> &&
+                    std::is_trivially_destructible_v<imported_type>,
+                "basic_queue: import_slot needs a trivially copyable imported_frontier");
+
   struct plan {
     std::array<tier, max_waits> tiers;
     // What each wait imports, looked up once (frontier_at takes the
     // semaphore's lock and copies a record).
-    std::array<std::optional<typename semaphore_type::imported_type>, max_waits> imports;
+    std::array<import_slot, max_waits> imports;
     bool must_defer = false;
   };
 
@@ -366,7 +395,7 @@ class basic_queue {
 
   /// Whether `imported` is covered by `known` (tier 1's test).
   static bool covered_by(const Frontier& known,
-                         const typename semaphore_type::imported_type& imported) noexcept {
+                         const imported_type& imported) noexcept {
     if (imported.has_producer()) {
       return known.epoch_of(imported.producer.axis) >= imported.producer.epoch;
     }

@@ -143,7 +143,11 @@ struct imported_frontier {
   /// True when the payload is >= v; false for a submitted, unreached value.
   bool reached = false;
   /// False when v left the history ring and `frontier` is the merged
-  /// superset, or when v is tainted.
+  /// superset, when v is tainted, or when v is unreached and the nearest
+  /// submitted signal is for a higher value. An inexact answer for an
+  /// unreached value is a sound *requirement* (its producer covered
+  /// implies S >= v) but not knowledge to import: a lower signal submitted
+  /// later may reach v first.
   bool exact = true;
   /// True when v was reached by an external signal (above the watermark):
   /// never elide a wait on it.
@@ -492,7 +496,12 @@ class basic_semaphore {
     }
     for (std::size_t i = 0; i < pending_count_; ++i) {
       const record& r = pending_[i];
-      if (r.value >= v) return imported_type{r.frontier, r.producer, r.value, false, true, false};
+      // exact only for a signal of exactly v: a lower one submitted later
+      // may still reach v first, so a higher record's frontier is a valid
+      // requirement (its producer covered implies S >= v) but not knowledge.
+      if (r.value >= v) {
+        return imported_type{r.frontier, r.producer, r.value, false, r.value == v, false};
+      }
     }
     return std::nullopt;
   }
@@ -697,7 +706,16 @@ class basic_semaphore {
       if (external) {
         reached.frontier.set_tainted();
       } else if (f != nullptr) {
-        reached.frontier.merge(*f);
+        if constexpr (requires { reached.frontier.merge(*f).ok(); }) {
+          // A rejecting frontier cannot hold the union: keep the signal's
+          // own frontier, tainted (it may miss the submitted entries).
+          if (!reached.frontier.merge(*f)) {
+            reached.frontier = *f;
+            reached.frontier.set_tainted();
+          }
+        } else {
+          reached.frontier.merge(*f);
+        }
       }
       push_reached(reached);
       const bool complete = !reached.external && (!reached.frontier.tainted() || reached.producer.epoch != 0);
@@ -732,7 +750,13 @@ class basic_semaphore {
       // superset (witnessed records only; external ones carry nothing).
       record& oldest = ring_[ring_head_];
       if (!oldest.external) {
-        retired_.merge(oldest.frontier);
+        if constexpr (requires { retired_.merge(oldest.frontier).ok(); }) {
+          // Rejected: the superset cannot be kept exactly; a tainted one is
+          // never dominated, so it stays safe as a requirement.
+          if (!retired_.merge(oldest.frontier)) retired_.set_tainted();
+        } else {
+          retired_.merge(oldest.frontier);
+        }
         retired_max_witnessed_ = oldest.value;
       }
       ring_head_ = (ring_head_ + 1) % HistoryDepth;
