@@ -9,6 +9,7 @@
 #include <causal/axis.hpp>
 
 #include "catch.hpp"
+#include "string_makers.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -20,13 +21,6 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
-
-namespace Catch {
-template <>
-struct StringMaker<causal::errc> {
-  static std::string convert(causal::errc e) { return std::string(causal::to_string(e)); }
-};
-}  // namespace Catch
 
 namespace {
 

@@ -20,6 +20,7 @@
 #include <causal/completion.hpp>
 
 #include "catch.hpp"
+#include "string_makers.hpp"
 #include "counting_new.hpp"
 
 #include <algorithm>
@@ -37,13 +38,6 @@
 #include <thread>
 #include <type_traits>
 #include <vector>
-
-namespace Catch {
-template <>
-struct StringMaker<causal::errc> {
-  static std::string convert(causal::errc e) { return std::string(causal::to_string(e)); }
-};
-}  // namespace Catch
 
 namespace {
 

@@ -15,6 +15,7 @@
 #include <causal/frontier_wire.hpp>
 
 #include "catch.hpp"
+#include "string_makers.hpp"
 #include "counting_new.hpp"
 
 #include <array>
@@ -30,10 +31,6 @@
 #include <vector>
 
 namespace Catch {
-template <>
-struct StringMaker<causal::errc> {
-  static std::string convert(causal::errc e) { return std::string(causal::to_string(e)); }
-};
 template <>
 struct StringMaker<causal::order> {
   static std::string convert(causal::order o) { return std::string(causal::to_string(o)); }

@@ -11,6 +11,7 @@
 #include <causal/frontier_wire.hpp>
 
 #include "catch.hpp"
+#include "string_makers.hpp"
 
 #include <algorithm>
 #include <array>
@@ -20,13 +21,6 @@
 #include <span>
 #include <string>
 #include <vector>
-
-namespace Catch {
-template <>
-struct StringMaker<causal::errc> {
-  static std::string convert(causal::errc e) { return std::string(causal::to_string(e)); }
-};
-}  // namespace Catch
 
 namespace {
 

@@ -23,6 +23,7 @@
 #include <causal/semaphore.hpp>
 
 #include "catch.hpp"
+#include "string_makers.hpp"
 #include "counting_new.hpp"
 
 #include <cstddef>
@@ -32,10 +33,6 @@
 #include <string>
 
 namespace Catch {
-template <>
-struct StringMaker<causal::errc> {
-  static std::string convert(causal::errc e) { return std::string(causal::to_string(e)); }
-};
 template <>
 struct StringMaker<causal::pool_path> {
   static std::string convert(causal::pool_path p) { return std::string(causal::to_string(p)); }

@@ -22,6 +22,7 @@
 #include <causal/semaphore.hpp>
 
 #include "catch.hpp"
+#include "string_makers.hpp"
 #include "counting_new.hpp"
 
 #include <array>
@@ -33,13 +34,6 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
-
-namespace Catch {
-template <>
-struct StringMaker<causal::errc> {
-  static std::string convert(causal::errc e) { return std::string(causal::to_string(e)); }
-};
-}  // namespace Catch
 
 namespace {
 

@@ -8,19 +8,13 @@
 #include <causal/result.hpp>
 
 #include "catch.hpp"
+#include "string_makers.hpp"
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
-
-namespace Catch {
-template <>
-struct StringMaker<causal::errc> {
-  static std::string convert(causal::errc e) { return std::string(causal::to_string(e)); }
-};
-}  // namespace Catch
 
 namespace {
 

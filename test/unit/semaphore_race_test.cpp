@@ -25,6 +25,7 @@
 #include <causal/semaphore.hpp>
 
 #include "catch.hpp"
+#include "string_makers.hpp"
 
 #include <algorithm>
 #include <array>
@@ -37,13 +38,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-namespace Catch {
-template <>
-struct StringMaker<causal::errc> {
-  static std::string convert(causal::errc e) { return std::string(causal::to_string(e)); }
-};
-}  // namespace Catch
 
 namespace {
 

@@ -21,6 +21,7 @@
 #include <causal/semaphore.hpp>
 
 #include "catch.hpp"
+#include "string_makers.hpp"
 
 #include <array>
 #include <chrono>
@@ -36,13 +37,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #endif
-
-namespace Catch {
-template <>
-struct StringMaker<causal::errc> {
-  static std::string convert(causal::errc e) { return std::string(causal::to_string(e)); }
-};
-}  // namespace Catch
 
 namespace {
 

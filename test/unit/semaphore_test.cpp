@@ -18,6 +18,7 @@
 #include <causal/semaphore.hpp>
 
 #include "catch.hpp"
+#include "string_makers.hpp"
 #include "counting_new.hpp"
 
 #include <array>
@@ -34,10 +35,6 @@
 #include <vector>
 
 namespace Catch {
-template <>
-struct StringMaker<causal::errc> {
-  static std::string convert(causal::errc e) { return std::string(causal::to_string(e)); }
-};
 template <>
 struct StringMaker<causal::value_state> {
   static std::string convert(causal::value_state s) {
