@@ -258,14 +258,7 @@ static_assert(boost::ipc_atomic<std::uint64_t>::is_always_lock_free,
 inline void shared_futex_wait_until(const boost::ipc_atomic<std::uint32_t>& word,
                                     std::uint32_t expected,
                                     std::chrono::steady_clock::time_point deadline) noexcept {
-  const auto since_epoch = deadline.time_since_epoch();
-  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(since_epoch);
-  timespec absolute{};
-  absolute.tv_sec = static_cast<std::time_t>(seconds.count());
-  absolute.tv_nsec = static_cast<long>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(since_epoch - seconds).count());
-  ::syscall(SYS_futex, const_cast<std::uint32_t*>(&word.value()), FUTEX_WAIT_BITSET, expected,
-            &absolute, nullptr, FUTEX_BITSET_MATCH_ANY);
+  futex_wait_until(&word.value(), expected, deadline, /*process_shared=*/true);
 }
 #endif
 }  // namespace detail

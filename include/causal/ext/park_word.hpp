@@ -105,6 +105,28 @@ constexpr bool is_store_order(std::memory_order order) noexcept {
          order == std::memory_order_seq_cst;
 }
 
+
+#if CAUSAL_HAS_FUTEX()
+/// Parks the caller on the 32-bit futex word at `word` while it holds
+/// `expected`, until a wake, a signal or the absolute steady_clock
+/// `deadline` (CLOCK_MONOTONIC on Linux). `process_shared` drops the
+/// PRIVATE flag, for words in memory another process maps. Returns on any
+/// of these, or at once when the word already differs: callers re-check.
+inline void futex_wait_until(const std::uint32_t* word, std::uint32_t expected,
+                             std::chrono::steady_clock::time_point deadline,
+                             bool process_shared) noexcept {
+  const auto since_epoch = deadline.time_since_epoch();
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(since_epoch);
+  timespec absolute{};
+  absolute.tv_sec = static_cast<std::time_t>(seconds.count());
+  absolute.tv_nsec = static_cast<long>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(since_epoch - seconds).count());
+  const int op = process_shared ? FUTEX_WAIT_BITSET : (FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG);
+  ::syscall(SYS_futex, const_cast<std::uint32_t*>(word), op, expected, &absolute, nullptr,
+            FUTEX_BITSET_MATCH_ANY);
+}
+#endif
+
 }  // namespace detail
 
 namespace ext {
@@ -183,18 +205,10 @@ class native_park_word {
       const auto now = std::chrono::steady_clock::now();
       if (now >= deadline) return false;
 #if CAUSAL_HAS_FUTEX()
-      const auto since_epoch = deadline.time_since_epoch();
-      const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(since_epoch);
-      timespec absolute{};
-      absolute.tv_sec = static_cast<std::time_t>(seconds.count());
-      absolute.tv_nsec = static_cast<long>(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(since_epoch - seconds).count());
       // The kernel re-checks *word == expected before sleeping, so a notify
       // between our load and this call is not lost. EINTR, EAGAIN and
       // ETIMEDOUT all loop back to the re-check above.
-      ::syscall(SYS_futex, const_cast<value_type*>(&word_.value()),
-                FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected, &absolute, nullptr,
-                FUTEX_BITSET_MATCH_ANY);
+      detail::futex_wait_until(&word_.value(), expected, deadline, /*process_shared=*/false);
 #else
       const auto remaining = deadline - now;
       std::this_thread::sleep_for(remaining < std::chrono::microseconds(200)
