@@ -5,8 +5,9 @@
 //
 // Includes every public core header: axes, frontiers and their wire form,
 // timeline semaphores, queues with wait elision, the completion tracker,
-// block pools with death frontiers, collective channels,
-// result types, configuration and version. Adapter headers live under
+// block pools with death frontiers, collective channels, processes, the
+// cooperative executor and its scan policies, block/stream/coroutine
+// processes, result types, configuration and version. Adapter headers live under
 // <causal/adapters/...> and are included explicitly.
 //
 // Thread safety: see each included header.
@@ -18,13 +19,22 @@
 #pragma once
 
 #include <causal/axis.hpp>
+#include <causal/block_processor.hpp>
 #include <causal/collective.hpp>
 #include <causal/completion.hpp>
 #include <causal/config.hpp>
+#include <causal/coroutine.hpp>
+#include <causal/executor.hpp>
 #include <causal/frontier.hpp>
 #include <causal/frontier_wire.hpp>
 #include <causal/pool.hpp>
+#include <causal/process.hpp>
 #include <causal/queue.hpp>
 #include <causal/result.hpp>
+#include <causal/scan/budget_weighted.hpp>
+#include <causal/scan/priority_ordered.hpp>
+#include <causal/scan/round_robin.hpp>
+#include <causal/scope.hpp>
 #include <causal/semaphore.hpp>
+#include <causal/stream_process.hpp>
 #include <causal/version.hpp>

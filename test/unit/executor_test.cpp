@@ -1,0 +1,924 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// Tests for <causal/executor.hpp> and the scan policies in <causal/scan/>.
+//
+// The behaviour cases run for every scan policy (TEMPLATE_TEST_CASE over
+// traits) and over 1, 2 and 4 workers (GENERATE): chains run in order,
+// diamonds join, 64 independent processes each run once, processes sleep
+// and are re-woken, a producer thread publishes 20 000 items while workers
+// drain (nothing lost, each exactly once), compute processes are drained by
+// several workers at once with one completion and a release after the last
+// drainer, the overflow list takes what the slots cannot, and the destructor
+// cancels what is pending. Then the policies alone on hand-built slot views,
+// worker states (parking with a zero spin budget, the wake tree), and the
+// promise that drain/wake/scan allocate nothing.
+//
+// Catch2 assertions are only made on the test's own thread; workers record
+// what they see in atomics that the test reads after waiting.
+
+#include <causal/executor.hpp>
+#include <causal/process.hpp>
+#include <causal/scan/budget_weighted.hpp>
+#include <causal/scan/priority_ordered.hpp>
+#include <causal/scan/round_robin.hpp>
+#include <causal/scope.hpp>
+
+#include "catch.hpp"
+#include "counting_new.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+namespace Catch {
+template <>
+struct StringMaker<causal::errc> {
+  static std::string convert(causal::errc e) { return std::string(causal::to_string(e)); }
+};
+}  // namespace Catch
+
+namespace {
+
+using causal::basic_executor;
+using causal::drain_result;
+using causal::errc;
+using causal::error;
+using causal::executor_options;
+using causal::process;
+using causal::status;
+using causal::worker_context;
+
+using namespace std::chrono_literals;
+
+struct round_robin_traits : causal::default_executor_traits {
+  using scan_policy = causal::scan::round_robin;
+};
+struct priority_traits : causal::default_executor_traits {
+  using scan_policy = causal::scan::priority_ordered;
+};
+struct weighted_traits : causal::default_executor_traits {
+  using scan_policy = causal::scan::budget_weighted;
+};
+/// Few slots, to drive the overflow list.
+template <class Base>
+struct four_slots : Base {
+  static constexpr std::size_t compute_slots = 4;
+};
+
+#define CAUSAL_POLICY_TRAITS round_robin_traits, priority_traits, weighted_traits
+
+// Polls `done` until it holds or `limit` passes; returns its last result.
+template <class Predicate>
+bool eventually(Predicate done, std::chrono::milliseconds limit = 10000ms) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return done();
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+/// Counts releases; the test waits for the count it expects.
+struct release_counter {
+  std::atomic<int> released{0};
+  bool wait_for(int n, std::chrono::milliseconds limit = 10000ms) {
+    return eventually([&] { return released.load(std::memory_order_acquire) >= n; }, limit);
+  }
+};
+
+/// A process plus the bookkeeping the behaviour tests need; user_data
+/// points at the node.
+struct node {
+  release_counter* counter = nullptr;
+  std::atomic<bool> claimed{false};
+  std::atomic<int> drains{0};
+  std::atomic<int> completions{0};
+  std::atomic<int> order{-1};
+  std::atomic<int> status_code{0};
+  int index = 0;
+  std::atomic<int>* sequence = nullptr;
+  process p;
+
+  explicit node(release_counter& c) : counter(&c) {
+    p.set_user_data(this);
+    p.set_release([](process& self) noexcept {
+      static_cast<node*>(self.user_data())->counter->released.fetch_add(1, std::memory_order_acq_rel);
+    });
+    p.set_completion([](process& self, status s) noexcept {
+      auto* n = static_cast<node*>(self.user_data());
+      n->status_code.store(static_cast<int>(s.code()), std::memory_order_relaxed);
+      n->completions.fetch_add(1, std::memory_order_acq_rel);
+    });
+  }
+};
+
+/// Does its work once; a compute process may be entered by several
+/// workers at once, so later drainers find the work claimed and idle.
+drain_result run_once(process& p, worker_context&) noexcept {
+  auto* n = static_cast<node*>(p.user_data());
+  if (n->claimed.exchange(true, std::memory_order_acq_rel)) return drain_result::idle();
+  n->drains.fetch_add(1, std::memory_order_relaxed);
+  if (n->sequence != nullptr) {
+    n->order.store(n->sequence->fetch_add(1, std::memory_order_acq_rel), std::memory_order_relaxed);
+  }
+  return drain_result::complete();
+}
+
+std::vector<std::unique_ptr<node>> make_nodes(release_counter& c, int count) {
+  std::vector<std::unique_ptr<node>> v;
+  v.reserve(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    v.push_back(std::make_unique<node>(c));
+    v.back()->index = i;
+    v.back()->p.set_drain(&run_once);
+  }
+  return v;
+}
+
+executor_options workers(std::uint32_t n) { return executor_options{.worker_count = n}; }
+
+}  // namespace
+
+//===-- construction --------------------------------------------------------===//
+
+TEST_CASE("executor: traits, options and defaults are as documented", "[executor][basics]") {
+  using causal::default_executor_traits;
+  STATIC_REQUIRE(default_executor_traits::compute_slots == 64);
+  STATIC_REQUIRE(std::is_same_v<default_executor_traits::scan_policy, causal::scan::round_robin>);
+  STATIC_REQUIRE(std::is_same_v<causal::executor, basic_executor<default_executor_traits>>);
+  STATIC_REQUIRE(causal::executor_traits<default_executor_traits>);
+  STATIC_REQUIRE(causal::executor_traits<priority_traits>);
+  STATIC_REQUIRE(causal::scan_policy<causal::scan::round_robin>);
+  STATIC_REQUIRE(causal::scan_policy<causal::scan::priority_ordered>);
+  STATIC_REQUIRE(causal::scan_policy<causal::scan::budget_weighted>);
+  STATIC_REQUIRE(!causal::scan_policy<int>);
+  STATIC_REQUIRE(std::is_empty_v<causal::scan::round_robin>);
+  STATIC_REQUIRE(!std::is_copy_constructible_v<causal::executor>);
+
+  causal::executor hw;
+  const unsigned expected = std::max(1u, std::thread::hardware_concurrency());
+  CHECK(hw.worker_count() == expected);
+  CHECK(hw.spin_budget() == default_executor_traits::spin_budget);
+
+  causal::executor custom(executor_options{.worker_count = 2, .spin_budget = 7, .pin_workers = true});
+  CHECK(custom.worker_count() == 2);
+  CHECK(custom.spin_budget() == 7);
+  custom.set_spin_budget(0);
+  CHECK(custom.spin_budget() == 0);
+  release_counter rc;
+  auto nodes = make_nodes(rc, 8);
+  for (auto& n : nodes) custom.submit(n->p);  // pinned workers still run work
+  CHECK(rc.wait_for(8));
+}
+
+//===-- graphs over every policy and worker count -------------------------------===//
+
+TEMPLATE_TEST_CASE("executor: a chain runs every process once, in order", "[executor][chain]",
+                   CAUSAL_POLICY_TRAITS) {
+  const std::uint32_t w = GENERATE(1u, 2u, 4u);
+  const bool compute = GENERATE(false, true);
+  CAPTURE(w, compute);
+  basic_executor<TestType> ex(workers(w));
+  release_counter rc;
+  constexpr int n = 2000;
+  std::atomic<int> sequence{0};
+  auto nodes = make_nodes(rc, n);
+  std::vector<process*> next(n);
+  for (int i = 0; i < n; ++i) {
+    nodes[i]->sequence = &sequence;
+    if (compute && i % 3 == 0) nodes[i]->p.set_wake_budget(2);
+    if (i + 1 < n) {
+      next[i] = &nodes[i + 1]->p;
+      nodes[i]->p.set_dependents({&next[i], 1});
+      nodes[i + 1]->p.suspend();
+    }
+  }
+  for (int i = n - 1; i >= 0; --i) ex.submit(nodes[i]->p);
+  REQUIRE(rc.wait_for(n));
+  int out_of_order = 0;
+  int not_once = 0;
+  for (int i = 0; i < n; ++i) {
+    if (nodes[i]->order.load() != i) ++out_of_order;
+    if (nodes[i]->drains.load() != 1 || nodes[i]->completions.load() != 1) ++not_once;
+  }
+  CHECK(out_of_order == 0);
+  CHECK(not_once == 0);
+}
+
+TEMPLATE_TEST_CASE("executor: diamonds join after both branches", "[executor][diamond]",
+                   CAUSAL_POLICY_TRAITS) {
+  const std::uint32_t w = GENERATE(1u, 2u, 4u);
+  CAPTURE(w);
+  basic_executor<TestType> ex(workers(w));
+  constexpr int rounds = 200;
+  int late_joins = 0;
+  int bad_counts = 0;
+  for (int round = 0; round < rounds; ++round) {
+    release_counter rc;
+    std::atomic<int> sequence{0};
+    auto nodes = make_nodes(rc, 4);  // a -> {b, c} -> d
+    for (auto& n : nodes) n->sequence = &sequence;
+    std::array<process*, 2> fan{&nodes[1]->p, &nodes[2]->p};
+    std::array<process*, 1> join{&nodes[3]->p};
+    nodes[0]->p.set_dependents(fan);
+    nodes[1]->p.set_dependents(join);
+    nodes[2]->p.set_dependents(join);
+    nodes[2]->p.set_wake_budget(3);  // one branch on a compute slot
+    nodes[1]->p.suspend();
+    nodes[2]->p.suspend();
+    nodes[3]->p.suspend(2);
+    for (int i = 3; i >= 0; --i) ex.submit(nodes[i]->p);
+    REQUIRE(rc.wait_for(4));
+    const int d = nodes[3]->order.load();
+    if (d != 3 || nodes[0]->order.load() != 0) ++late_joins;
+    for (auto& n : nodes) {
+      if (n->drains.load() != 1 || n->completions.load() != 1) ++bad_counts;
+    }
+  }
+  CHECK(late_joins == 0);
+  CHECK(bad_counts == 0);
+}
+
+namespace {
+/// A compute process with `tiles` units of work claimed by CAS; tracks the
+/// drainers inside drain() to check that release waits for the last one.
+struct tiled {
+  release_counter* counter = nullptr;
+  std::atomic<int> next_tile{0};
+  int tiles = 0;
+  std::atomic<int> done_tiles{0};
+  std::atomic<int> inside{0};
+  std::atomic<int> completions{0};
+  std::atomic<int> releases{0};
+  std::atomic<int> inside_at_release{-1};
+  std::atomic<std::uint32_t> worker_mask{0};
+  int want_workers = 1;
+  std::chrono::steady_clock::time_point wait_for_workers_until{};
+  std::vector<std::atomic<int>> claimed;
+  process p;
+
+  tiled(release_counter& c, int n) : counter(&c), tiles(n), claimed(static_cast<std::size_t>(n)) {
+    p.set_user_data(this);
+    p.set_drain(&drain);
+    p.set_completion([](process& self, status) noexcept {
+      static_cast<tiled*>(self.user_data())->completions.fetch_add(1);
+    });
+    p.set_release([](process& self) noexcept {
+      auto* t = static_cast<tiled*>(self.user_data());
+      t->inside_at_release.store(t->inside.load());
+      t->releases.fetch_add(1);
+      t->counter->released.fetch_add(1, std::memory_order_acq_rel);
+    });
+  }
+
+  static drain_result drain(process& self, worker_context& ctx) noexcept {
+    auto* t = static_cast<tiled*>(self.user_data());
+    t->inside.fetch_add(1);
+    const std::uint32_t mask = t->worker_mask.fetch_or(1u << (ctx.worker_index() % 32)) |
+                               (1u << (ctx.worker_index() % 32));
+    if (t->want_workers > 1 && std::popcount(mask) < t->want_workers &&
+        std::chrono::steady_clock::now() < t->wait_for_workers_until) {
+      // Hold the work back until a second worker has come in (or a
+      // generous deadline passed): the test is about concurrent drainers.
+      t->inside.fetch_sub(1);
+      return drain_result::idle();
+    }
+    int tile = t->next_tile.load();
+    drain_result r = drain_result::more();
+    for (;;) {
+      if (tile >= t->tiles) {
+        // Nothing left to claim: the drainer that finishes the last tile
+        // reports completion; the others have nothing to do.
+        r = t->done_tiles.load() == t->tiles ? drain_result::complete() : drain_result::idle();
+        break;
+      }
+      if (t->next_tile.compare_exchange_weak(tile, tile + 1)) {
+        t->claimed[static_cast<std::size_t>(tile)].fetch_add(1);
+        r = t->done_tiles.fetch_add(1) + 1 == t->tiles ? drain_result::complete() : drain_result::more();
+        break;
+      }
+    }
+    t->inside.fetch_sub(1);
+    return r;
+  }
+};
+}  // namespace
+
+TEMPLATE_TEST_CASE("executor: 64 independent processes each run exactly once",
+                   "[executor][independent]", CAUSAL_POLICY_TRAITS) {
+  const std::uint32_t w = GENERATE(1u, 2u, 4u);
+  CAPTURE(w);
+  basic_executor<TestType> ex(workers(w));
+  release_counter rc;
+  auto nodes = make_nodes(rc, 32);
+  std::vector<std::unique_ptr<tiled>> computes;
+  for (int i = 0; i < 32; ++i) {
+    computes.push_back(std::make_unique<tiled>(rc, 16));
+    computes.back()->p.set_wake_budget(1 + static_cast<std::uint32_t>(i % 4) + 1);
+    computes.back()->p.set_priority(static_cast<std::uint8_t>(i));
+  }
+  for (int i = 0; i < 32; ++i) {
+    ex.submit(nodes[i]->p);
+    ex.submit(computes[i]->p);
+  }
+  REQUIRE(rc.wait_for(64));
+  int bad = 0;
+  for (auto& n : nodes) bad += (n->drains.load() != 1 || n->completions.load() != 1);
+  for (auto& t : computes) {
+    bad += t->completions.load() != 1 || t->releases.load() != 1 || t->inside_at_release.load() != 0;
+    for (auto& c : t->claimed) bad += c.load() != 1;
+  }
+  CHECK(bad == 0);
+  CHECK(eventually([&] { return ex.occupied_slots() == 0; }));
+  CHECK(ex.aggregate_budget() == 0);
+}
+
+TEMPLATE_TEST_CASE("executor: several workers drain one compute process; one completion, "
+                   "release after the last drainer",
+                   "[executor][compute]", CAUSAL_POLICY_TRAITS) {
+  const std::uint32_t w = GENERATE(2u, 4u);
+  CAPTURE(w);
+  basic_executor<TestType> ex(workers(w));
+  int single_worker_runs = 0;
+  int bad = 0;
+  for (int round = 0; round < 20; ++round) {
+    release_counter rc;
+    tiled t(rc, 20000);
+    t.p.set_wake_budget(w);
+    t.want_workers = 2;  // a second worker must come in (wake tree)
+    t.wait_for_workers_until = std::chrono::steady_clock::now() + 5s;
+    ex.submit(t.p);
+    REQUIRE(rc.wait_for(1));
+    bad += t.completions.load() != 1 || t.releases.load() != 1 || t.inside_at_release.load() != 0;
+    for (auto& c : t.claimed) bad += c.load() != 1;
+    if (std::popcount(t.worker_mask.load()) < 2) ++single_worker_runs;
+  }
+  CHECK(bad == 0);
+  CHECK(single_worker_runs == 0);
+}
+
+TEMPLATE_TEST_CASE("executor: more compute processes than slots go to the overflow list",
+                   "[executor][overflow]", CAUSAL_POLICY_TRAITS) {
+  const std::uint32_t w = GENERATE(1u, 2u, 4u);
+  CAPTURE(w);
+  basic_executor<four_slots<TestType>> ex(workers(w));
+  release_counter rc;
+  std::vector<std::unique_ptr<tiled>> computes;
+  for (int i = 0; i < 40; ++i) {
+    computes.push_back(std::make_unique<tiled>(rc, 32));
+    computes.back()->p.set_wake_budget(2);
+  }
+  for (auto& t : computes) ex.submit(t->p);
+  REQUIRE(rc.wait_for(40));
+  int bad = 0;
+  for (auto& t : computes) {
+    bad += t->completions.load() != 1 || t->releases.load() != 1;
+    for (auto& c : t->claimed) bad += c.load() != 1;
+  }
+  CHECK(bad == 0);
+}
+
+namespace {
+/// A consumer process fed by a producer thread through a published array;
+/// it sleeps when it has caught up. The sleep gate (awake -> going to sleep
+/// -> asleep) makes exactly one wake per suspension, even with several
+/// drainers (compute placement).
+struct consumer {
+  static constexpr int awake = 0, going = 1, asleep = 2;
+  release_counter* counter = nullptr;
+  int total = 0;
+  std::vector<std::atomic<int>> seen;
+  std::atomic<int> published{0};
+  std::atomic<int> next{0};
+  std::atomic<int> consumed{0};
+  std::atomic<int> gate{awake};
+  std::atomic<int> sleeps{0};
+  std::atomic<int> completions{0};
+  process p;
+
+  consumer(release_counter& c, int n) : counter(&c), total(n), seen(static_cast<std::size_t>(n)) {
+    p.set_user_data(this);
+    p.set_drain(&drain);
+    p.set_completion([](process& self, status) noexcept {
+      static_cast<consumer*>(self.user_data())->completions.fetch_add(1);
+    });
+    p.set_release([](process& self) noexcept {
+      static_cast<consumer*>(self.user_data())->counter->released.fetch_add(1);
+    });
+  }
+
+  void publish() noexcept {
+    published.fetch_add(1, std::memory_order_seq_cst);
+    int expected = asleep;
+    if (gate.compare_exchange_strong(expected, awake, std::memory_order_seq_cst)) (void)p.wake();
+  }
+
+  static drain_result drain(process& self, worker_context&) noexcept {
+    auto* c = static_cast<consumer*>(self.user_data());
+    int took = 0;
+    for (int i = c->next.load(); took < 64;) {
+      if (i >= c->published.load(std::memory_order_acquire)) break;
+      if (c->next.compare_exchange_weak(i, i + 1)) {
+        c->seen[static_cast<std::size_t>(i)].fetch_add(1);
+        ++took;
+        if (c->consumed.fetch_add(1) + 1 == c->total) return drain_result::complete();
+        i = c->next.load();
+      }
+    }
+    if (took != 0) return drain_result::more();
+    if (c->consumed.load() == c->total) return drain_result::idle();  // the finisher completes it
+    int expected = awake;
+    if (!c->gate.compare_exchange_strong(expected, going)) return drain_result::idle();
+    self.suspend();
+    c->sleeps.fetch_add(1);
+    c->gate.store(asleep, std::memory_order_seq_cst);
+    if (c->next.load() < c->published.load(std::memory_order_seq_cst)) {
+      expected = asleep;
+      if (c->gate.compare_exchange_strong(expected, awake)) (void)self.wake();
+    }
+    return drain_result::sleep(false);
+  }
+};
+}  // namespace
+
+TEMPLATE_TEST_CASE("executor: a producer publishes 20 000 items while workers drain; each is "
+                   "consumed exactly once",
+                   "[executor][producer]", CAUSAL_POLICY_TRAITS) {
+  const std::uint32_t w = GENERATE(1u, 2u, 4u);
+  const std::uint32_t budget = GENERATE(1u, 3u);
+  CAPTURE(w, budget);
+  basic_executor<TestType> ex(workers(w));
+  release_counter rc;
+  constexpr int items = 20000;
+  consumer c(rc, items);
+  c.p.set_wake_budget(budget);
+  ex.submit(c.p);
+  std::thread producer([&] {
+    for (int i = 0; i < items; ++i) {
+      c.publish();
+      if (i % 512 == 0) std::this_thread::yield();
+      if (i % 4096 == 4095) {
+        // Now and then let the consumer catch up and fall asleep, so that
+        // sleep/wake cycles happen however the threads are scheduled.
+        const auto deadline = std::chrono::steady_clock::now() + 2s;
+        while (c.gate.load() != consumer::asleep && std::chrono::steady_clock::now() < deadline) {
+          std::this_thread::yield();
+        }
+      }
+    }
+  });
+  producer.join();
+  REQUIRE(rc.wait_for(1));
+  int not_once = 0;
+  for (auto& s : c.seen) not_once += s.load() != 1;
+  CHECK(not_once == 0);
+  CHECK(c.completions.load() == 1);
+  CHECK(c.sleeps.load() > 0);
+}
+
+TEMPLATE_TEST_CASE("executor: a producer submits 20 000 processes while workers drain",
+                   "[executor][producer]", CAUSAL_POLICY_TRAITS) {
+  const std::uint32_t w = GENERATE(1u, 2u, 4u);
+  CAPTURE(w);
+  basic_executor<TestType> ex(workers(w));
+  release_counter rc;
+  constexpr int items = 20000;
+  auto nodes = make_nodes(rc, items);
+  for (int i = 0; i < items; i += 7) nodes[i]->p.set_wake_budget(2);
+  std::thread a([&] {
+    for (int i = 0; i < items; i += 2) ex.submit(nodes[i]->p);
+  });
+  std::thread b([&] {
+    for (int i = 1; i < items; i += 2) ex.submit(nodes[i]->p);
+  });
+  a.join();
+  b.join();
+  REQUIRE(rc.wait_for(items));
+  int not_once = 0;
+  for (auto& n : nodes) not_once += n->drains.load() != 1 || n->completions.load() != 1;
+  CHECK(not_once == 0);
+}
+
+namespace {
+/// Sleeps after every drain until woken by the test; counts drains. With a
+/// wake budget above 1 several workers may be inside at once: a gate lets
+/// exactly one of them suspend it per cycle.
+struct ping {
+  release_counter* counter = nullptr;
+  std::atomic<int> drains{0};
+  std::atomic<bool> busy{false};
+  int cycles = 0;
+  process p;
+  ping(release_counter& c, int n) : counter(&c), cycles(n) {
+    p.set_user_data(this);
+    p.set_drain([](process& self, worker_context&) noexcept {
+      auto* pg = static_cast<ping*>(self.user_data());
+      if (pg->busy.exchange(true, std::memory_order_acquire)) return drain_result::idle();
+      if (pg->drains.load() == pg->cycles) {
+        pg->busy.store(false, std::memory_order_release);
+        return drain_result::complete();
+      }
+      self.suspend();
+      pg->drains.fetch_add(1, std::memory_order_seq_cst);
+      pg->busy.store(false, std::memory_order_release);
+      return drain_result::sleep();
+    });
+    p.set_release([](process& self) noexcept {
+      static_cast<ping*>(self.user_data())->counter->released.fetch_add(1);
+    });
+  }
+};
+}  // namespace
+
+TEMPLATE_TEST_CASE("executor: sleep and re-wake cycles", "[executor][sleep]", CAUSAL_POLICY_TRAITS) {
+  const std::uint32_t w = GENERATE(1u, 2u, 4u);
+  const std::uint32_t budget = GENERATE(1u, 4u);
+  const std::uint32_t spin = GENERATE(0u, 1024u);
+  CAPTURE(w, budget, spin);
+  basic_executor<TestType> ex(executor_options{.worker_count = w, .spin_budget = spin});
+  release_counter rc;
+  constexpr int cycles = 300;
+  ping pg(rc, cycles);
+  pg.p.set_wake_budget(budget);
+  ex.submit(pg.p);
+  int stuck = 0;
+  for (int i = 1; i <= cycles; ++i) {
+    // Wait until it has suspended for the i-th time, then wake it.
+    if (!eventually([&] { return pg.drains.load(std::memory_order_seq_cst) >= i; }, 5000ms)) {
+      ++stuck;
+      break;
+    }
+    (void)pg.p.wake();
+  }
+  CHECK(stuck == 0);
+  CHECK(rc.wait_for(1));
+  CHECK(pg.drains.load() == cycles);
+}
+
+TEMPLATE_TEST_CASE("executor: a re-arming fork-join graph runs round after round",
+                   "[executor][rearm]", CAUSAL_POLICY_TRAITS) {
+  const std::uint32_t w = GENERATE(1u, 2u, 4u);
+  CAPTURE(w);
+  constexpr int leaves = 64;
+  constexpr int rounds = 200;
+  struct graph {
+    std::atomic<int> joins{0};
+    std::array<std::atomic<int>, leaves> hits{};
+    std::array<int, leaves> index{};
+    process root, join;
+    std::array<process, leaves> leaf;
+    std::array<process*, leaves> leaf_ptrs{};
+    process* join_ptr = nullptr;
+  } g;
+  g.join_ptr = &g.join;
+  g.root.set_drain([](process&, worker_context&) noexcept { return drain_result::complete(); });
+  g.root.set_dependents(g.leaf_ptrs);
+  g.root.set_auto_rearm(1);
+  g.join.set_user_data(&g);
+  g.join.set_drain([](process&, worker_context&) noexcept { return drain_result::complete(); });
+  // Counted in the completion callback: by then the join is re-armed, so
+  // the next round (which the test starts when it sees the count) finds it
+  // ready.
+  g.join.set_completion([](process& self, status s) noexcept {
+    if (s.ok()) static_cast<graph*>(self.user_data())->joins.fetch_add(1, std::memory_order_release);
+  });
+  g.join.set_auto_rearm(leaves);
+  g.join.suspend(leaves);
+  for (int i = 0; i < leaves; ++i) {
+    g.index[static_cast<std::size_t>(i)] = i;
+    process& l = g.leaf[static_cast<std::size_t>(i)];
+    g.leaf_ptrs[static_cast<std::size_t>(i)] = &l;
+    l.set_user_data(&g.hits[static_cast<std::size_t>(i)]);
+    l.set_drain([](process& self, worker_context&) noexcept {
+      static_cast<std::atomic<int>*>(self.user_data())->fetch_add(1, std::memory_order_relaxed);
+      return drain_result::complete();
+    });
+    l.set_dependents({&g.join_ptr, 1});
+    l.set_auto_rearm(1);
+    l.suspend();
+  }
+  {
+    basic_executor<TestType> ex(workers(w));
+    ex.submit(g.join);
+    for (auto& l : g.leaf) ex.submit(l);
+    ex.submit(g.root);  // round 1
+    int stuck = 0;
+    for (int round = 1; round <= rounds; ++round) {
+      if (!eventually([&] { return g.joins.load(std::memory_order_acquire) == round; }, 5000ms)) {
+        ++stuck;
+        break;
+      }
+      if (round < rounds) CHECK(g.root.wake());
+    }
+    CHECK(stuck == 0);
+    int wrong = 0;
+    for (auto& h : g.hits) wrong += h.load() != rounds;
+    CHECK(wrong == 0);
+    // Re-armed and suspended: cancelling the root winds the graph down.
+    CHECK(g.root.cancel());
+    CHECK(eventually([&] { return g.join.is_complete(); }));
+  }
+  CHECK(g.join.current_status().code() == errc::cancelled);
+}
+
+//===-- teardown ------------------------------------------------------------===//
+
+TEST_CASE("executor: the destructor cancels pending processes and wakes their dependents",
+          "[executor][teardown]") {
+  const std::uint32_t w = GENERATE(0u, 1u, 2u, 4u);
+  CAPTURE(w);
+  release_counter rc;
+  auto nodes = make_nodes(rc, 6);
+  ping sleeper(rc, 1000000);  // asleep in a compute slot when the executor dies
+  sleeper.p.set_wake_budget(2);
+  {
+    causal::executor ex(workers(w));
+    // nodes[0]: polls forever. nodes[1]: depends on nodes[0]. nodes[2..5]:
+    // queued (without workers only).
+    nodes[0]->p.set_drain([](process& self, worker_context&) noexcept {
+      static_cast<node*>(self.user_data())->drains.fetch_add(1);
+      return drain_result::idle();
+    });
+    std::array<process*, 1> dep{&nodes[1]->p};
+    nodes[0]->p.set_dependents(dep);
+    nodes[1]->p.suspend();
+    ex.submit(nodes[1]->p);
+    ex.submit(nodes[0]->p);
+    ex.submit(sleeper.p);
+    if (w == 0) {
+      // No workers: nothing ran; the destructor's cleanup completes them.
+      for (int i = 2; i < 6; ++i) ex.submit(nodes[i]->p);
+    } else {
+      CHECK(eventually([&] { return nodes[0]->drains.load() > 0 && sleeper.drains.load() > 0; }));
+    }
+  }
+  // Everything is complete and released once the destructor returned.
+  CHECK(nodes[0]->completions.load() == 1);
+  CHECK(nodes[0]->status_code.load() == static_cast<int>(errc::cancelled));
+  CHECK(nodes[1]->completions.load() == 1);
+  CHECK(nodes[1]->drains.load() == 0);
+  CHECK(nodes[1]->status_code.load() == static_cast<int>(errc::cancelled));
+  CHECK(sleeper.p.is_complete());
+  const int expected = w == 0 ? 7 : 3;
+  CHECK(rc.released.load() == expected);
+}
+
+//===-- worker states -------------------------------------------------------===//
+
+TEST_CASE("executor: with a zero spin budget idle workers park, and work still wakes them",
+          "[executor][park]") {
+  const std::uint32_t w = GENERATE(1u, 2u, 4u);
+  CAPTURE(w);
+  causal::executor ex(executor_options{.worker_count = w, .spin_budget = 0});
+  for (int round = 0; round < 20; ++round) {
+    REQUIRE(eventually([&] { return ex.parked_workers() == w; }));
+    release_counter rc;
+    auto nodes = make_nodes(rc, 3);
+    for (auto& n : nodes) ex.submit(n->p);
+    REQUIRE(rc.wait_for(3));
+  }
+  CHECK(ex.spinning_workers() <= w);
+}
+
+TEST_CASE("executor: a wake tree gets every parked worker onto a wide process",
+          "[executor][wake_tree]") {
+  constexpr std::uint32_t w = 4;
+  causal::executor ex(executor_options{.worker_count = w, .spin_budget = 0});
+  struct wide {
+    std::atomic<std::uint32_t> mask{0};
+    std::atomic<int> released{0};
+    process p;
+  } x;
+  x.p.set_user_data(&x);
+  x.p.set_wake_budget(w);
+  x.p.set_drain([](process& self, worker_context& ctx) noexcept {
+    auto* s = static_cast<wide*>(self.user_data());
+    const std::uint32_t m = s->mask.fetch_or(1u << ctx.worker_index()) | (1u << ctx.worker_index());
+    // Done once all four workers (indices 0..3) have been inside.
+    return (m & 0xfu) == 0xfu ? drain_result::complete() : drain_result::idle();
+  });
+  x.p.set_release([](process& self) noexcept { static_cast<wide*>(self.user_data())->released.store(1); });
+  REQUIRE(eventually([&] { return ex.parked_workers() == w; }));
+  ex.submit(x.p);
+  CHECK(eventually([&] { return x.released.load() == 1; }));
+  CHECK((x.mask.load() & 0xfu) == 0xfu);
+}
+
+TEST_CASE("executor: raising the wake budget from drain() updates the aggregate",
+          "[executor][budget]") {
+  causal::executor ex(workers(0));
+  struct grow {
+    int drains = 0;
+    std::int64_t aggregate_seen = 0;
+    causal::executor* ex = nullptr;
+    process p;
+  } g;
+  g.ex = &ex;
+  g.p.set_user_data(&g);
+  g.p.set_wake_budget(2);
+  g.p.set_drain([](process& self, worker_context&) noexcept {
+    auto* s = static_cast<grow*>(self.user_data());
+    ++s->drains;
+    if (s->drains == 1) {
+      self.set_wake_budget(7);
+      s->aggregate_seen = s->ex->aggregate_budget();
+      return drain_result::more();
+    }
+    return drain_result::complete();
+  });
+  ex.submit(g.p);
+  CHECK(ex.aggregate_budget() == 2);
+  ex.run_until_idle();
+  CHECK(g.aggregate_seen == 7);
+  CHECK(ex.aggregate_budget() == 0);
+}
+
+//===-- scan policies -------------------------------------------------------===//
+
+namespace {
+/// A hand-built slot array for policy tests: fake, aligned, non-null words.
+template <std::size_t N>
+struct fake_slots {
+  std::array<std::atomic<std::uint64_t>, N> words{};
+  std::array<std::atomic<std::uint32_t>, N> meta{};
+  void set(std::size_t i, std::uint32_t budget, std::uint8_t priority, bool asleep = false) {
+    words[i].store(causal::ext::make_slot_word(reinterpret_cast<void*>((i + 1) * 64), asleep));
+    meta[i].store(causal::ext::make_slot_meta(budget, priority));
+  }
+  causal::ext::slot_view<N> view() const { return causal::ext::slot_view<N>(words.data(), meta.data()); }
+};
+}  // namespace
+
+TEST_CASE("scan: round_robin visits runnable slots in index order from the cursor", "[scan]") {
+  fake_slots<8> s;
+  s.set(1, 1, 0);
+  s.set(4, 1, 0);
+  s.set(6, 1, 0, /*asleep=*/true);
+  causal::ext::scan_cursor c;
+  c.position = 2;
+  const causal::scan::round_robin rr;
+  const auto v = s.view();
+  CHECK(v.runnable(1));
+  CHECK_FALSE(v.runnable(6));
+  CHECK(v.occupied(6));
+  CHECK(rr.pick(v, c) == 4);
+  CHECK(rr.pick(v, c) == 1);
+  CHECK(rr.pick(v, c) == 4);
+  fake_slots<8> empty;
+  CHECK(rr.pick(empty.view(), c) == causal::ext::no_slot);
+}
+
+TEST_CASE("scan: priority_ordered picks the highest priority and rotates among equals", "[scan]") {
+  fake_slots<16> s;
+  s.set(2, 1, 5);
+  s.set(9, 1, 200);
+  s.set(11, 1, 200);
+  s.set(12, 1, 250, /*asleep=*/true);
+  causal::ext::scan_cursor c;
+  const causal::scan::priority_ordered po;
+  const auto v = s.view();
+  const std::size_t first = po.pick(v, c);
+  const std::size_t second = po.pick(v, c);
+  CHECK(((first == 9 && second == 11) || (first == 11 && second == 9)));
+  s.words[9].store(0);
+  s.words[11].store(0);
+  CHECK(po.pick(v, c) == 2);
+}
+
+TEST_CASE("scan: budget_weighted visits in proportion to the wake budget", "[scan]") {
+  fake_slots<8> s;
+  s.set(1, 8, 0);
+  s.set(5, 2, 0);
+  causal::ext::scan_cursor c;
+  const causal::scan::budget_weighted bw;
+  int visits[8] = {};
+  for (int i = 0; i < 1000; ++i) ++visits[bw.pick(s.view(), c)];
+  CHECK(visits[1] == 800);
+  CHECK(visits[5] == 200);
+}
+
+TEST_CASE("scan: policy picks allocate nothing", "[scan][allocation]") {
+  fake_slots<64> s;
+  for (std::size_t i = 0; i < 64; i += 3) s.set(i, static_cast<std::uint32_t>(i % 5 + 1), static_cast<std::uint8_t>(i));
+  causal::ext::scan_cursor c;
+  std::size_t sum = 0;
+  causal::test::allocation_guard guard;
+  for (int i = 0; i < 1000; ++i) {
+    sum += causal::scan::round_robin{}.pick(s.view(), c);
+    sum += causal::scan::priority_ordered{}.pick(s.view(), c);
+    sum += causal::scan::budget_weighted{}.pick(s.view(), c);
+  }
+  const std::uint64_t allocations = guard.allocations();
+  CHECK(allocations == 0);
+  CHECK(sum > 0);
+}
+
+TEST_CASE("executor: priority_ordered drains the higher-priority compute process first",
+          "[executor][scan]") {
+  basic_executor<priority_traits> ex(workers(0));
+  struct prio {
+    std::vector<int>* log = nullptr;
+    int id = 0;
+    int left = 3;
+    process p;
+  };
+  std::vector<int> log;
+  auto make = [&](int id, std::uint8_t priority) {
+    auto x = std::make_unique<prio>();
+    x->log = &log;
+    x->id = id;
+    x->p.set_user_data(x.get());
+    x->p.set_wake_budget(2);
+    x->p.set_priority(priority);
+    x->p.set_drain([](process& self, worker_context&) noexcept {
+      auto* s = static_cast<prio*>(self.user_data());
+      s->log->push_back(s->id);
+      return --s->left == 0 ? drain_result::complete() : drain_result::more();
+    });
+    return x;
+  };
+  auto low = make(1, 1);
+  auto high = make(2, 9);
+  log.reserve(16);
+  ex.submit(low->p);
+  ex.submit(high->p);
+  ex.run_until_idle();
+  CHECK(log == std::vector<int>{2, 2, 2, 1, 1, 1});
+}
+
+TEST_CASE("executor: budget_weighted gives a wide process proportionally more visits",
+          "[executor][scan]") {
+  basic_executor<weighted_traits> ex(workers(0));
+  struct w {
+    std::atomic<int>* total = nullptr;
+    int visits = 0;
+    process p;
+  };
+  std::atomic<int> total{0};
+  w wide, narrow;
+  for (w* x : {&wide, &narrow}) {
+    x->total = &total;
+    x->p.set_user_data(x);
+    x->p.set_drain([](process& self, worker_context&) noexcept {
+      auto* s = static_cast<w*>(self.user_data());
+      if (s->total->load() >= 1000) return drain_result::complete();
+      ++s->visits;
+      s->total->fetch_add(1);
+      return drain_result::more();
+    });
+  }
+  wide.p.set_wake_budget(8);
+  narrow.p.set_wake_budget(2);
+  ex.submit(wide.p);
+  ex.submit(narrow.p);
+  ex.run_until_idle();
+  CHECK(wide.visits + narrow.visits == 1000);
+  CHECK(wide.visits >= 790);
+  CHECK(wide.visits <= 810);
+}
+
+//===-- allocation ----------------------------------------------------------===//
+
+TEST_CASE("executor: once running, wake, schedule, scan and drain allocate nothing",
+          "[executor][allocation]") {
+  const std::uint32_t w = GENERATE(1u, 2u);
+  CAPTURE(w);
+  causal::executor ex(workers(w));
+  release_counter rc;
+  constexpr int n = 256;
+  auto nodes = make_nodes(rc, n);
+  std::vector<process*> next(n);
+  for (int i = 0; i + 1 < n; ++i) {
+    next[i] = &nodes[i + 1]->p;
+    nodes[i]->p.set_dependents({&next[i], 1});
+    nodes[i + 1]->p.suspend();
+    if (i % 4 == 0) nodes[i]->p.set_wake_budget(2);
+  }
+  for (int i = n - 1; i >= 0; --i) ex.submit(nodes[i]->p);
+  REQUIRE(rc.wait_for(n));
+  std::uint64_t allocations = 0;
+  {
+    causal::test::allocation_guard guard;
+    for (int round = 2; round <= 50; ++round) {
+      for (auto& node : nodes) {
+        node->claimed.store(false, std::memory_order_relaxed);
+        node->p.rearm(1);
+      }
+      (void)nodes[0]->p.wake();
+      if (!rc.wait_for(n * round)) break;
+    }
+    allocations = guard.allocations();
+  }
+  CHECK(allocations == 0);
+  CHECK(rc.released.load() == n * 50);
+}
