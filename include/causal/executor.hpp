@@ -167,9 +167,10 @@ struct default_executor_traits {
   static constexpr std::uint32_t wake_fanout = 2;
 
   /// Rounds a worker re-scans before parking (scaled by the aggregate wake
-  /// budget). Each round is one pause plus a scan. On the 2-vCPU Xeon VM
-  /// this was tuned on, 1024 rounds is ~40-100 us: longer than the ~35 us a
-  /// cross-vCPU futex wake costs there, so bursts stay hot. 0 parks at once.
+  /// budget). Each round is one pause plus a look at every list and slot:
+  /// about 50 ns on the 2-vCPU Xeon VM this was tuned on, so 1024 rounds
+  /// spin for about 50 us, longer than the ~35 us a cross-vCPU futex wake
+  /// costs there: bursts of work find a worker still hot. 0 parks at once.
   static constexpr std::uint32_t spin_budget = 1024;
 
   /// Most immediate processes a worker takes from the shared list at once.
@@ -180,7 +181,8 @@ struct default_executor_traits {
   /// price is up to one batch of drains of latency for a dependent made
   /// ready mid-batch (no more than it would wait behind the list anyway).
   /// 1 disables batching and coalescing. Fork-join of 1000 empty leaves, 2
-  /// workers, 2-vCPU Xeon VM: 8 -> ~40 ns/leaf, 32 -> ~34 ns/leaf.
+  /// workers, 2-vCPU Xeon VM (A/B interleaved, machine under load): 8 gave
+  /// ~40 ns/leaf, 32 ~34 ns/leaf.
   static constexpr std::uint32_t immediate_batch = 32;
 
   /// Most dependents in a row a worker runs directly after their

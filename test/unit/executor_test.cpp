@@ -26,6 +26,7 @@
 
 #include "catch.hpp"
 #include "counting_new.hpp"
+#include "string_makers.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -39,13 +40,6 @@
 #include <thread>
 #include <type_traits>
 #include <vector>
-
-namespace Catch {
-template <>
-struct StringMaker<causal::errc> {
-  static std::string convert(causal::errc e) { return std::string(causal::to_string(e)); }
-};
-}  // namespace Catch
 
 namespace {
 
@@ -629,6 +623,32 @@ TEMPLATE_TEST_CASE("executor: a re-arming fork-join graph runs round after round
     CHECK(eventually([&] { return g.join.is_complete(); }));
   }
   CHECK(g.join.current_status().code() == errc::cancelled);
+}
+
+TEST_CASE("executor: run_until lets the waiting thread help until its condition holds",
+          "[executor][help]") {
+  const std::uint32_t w = GENERATE(0u, 1u, 2u);
+  CAPTURE(w);
+  causal::executor ex(workers(w));
+  release_counter rc;
+  constexpr int n = 2000;
+  std::atomic<int> sequence{0};
+  auto nodes = make_nodes(rc, n);
+  std::vector<process*> next(n);
+  for (int i = 0; i < n; ++i) {
+    nodes[i]->sequence = &sequence;
+    if (i + 1 < n) {
+      next[i] = &nodes[i + 1]->p;
+      nodes[i]->p.set_dependents({&next[i], 1});
+      nodes[i + 1]->p.suspend();
+    }
+  }
+  for (int i = n - 1; i >= 0; --i) ex.submit(nodes[i]->p);
+  ex.run_until([&] { return rc.released.load(std::memory_order_acquire) == n; });
+  CHECK(rc.released.load() == n);
+  int out_of_order = 0;
+  for (int i = 0; i < n; ++i) out_of_order += nodes[i]->order.load() != i;
+  CHECK(out_of_order == 0);
 }
 
 //===-- teardown ------------------------------------------------------------===//

@@ -19,6 +19,7 @@
 
 #include "catch.hpp"
 #include "counting_new.hpp"
+#include "string_makers.hpp"
 
 #include <array>
 #include <atomic>
@@ -30,13 +31,6 @@
 #include <thread>
 #include <type_traits>
 #include <vector>
-
-namespace Catch {
-template <>
-struct StringMaker<causal::errc> {
-  static std::string convert(causal::errc e) { return std::string(causal::to_string(e)); }
-};
-}  // namespace Catch
 
 namespace {
 
