@@ -373,6 +373,42 @@ class basic_block_processor : public process {
   /// submit hold), wake budget from the first region (file comment).
   explicit basic_block_processor(const command_buffer& commands, block_options options = {}) noexcept
       : process(&drain_thunk, nullptr) {
+    point_at(commands, options);
+  }
+
+  basic_block_processor(const basic_block_processor&) = delete;
+  basic_block_processor& operator=(const basic_block_processor&) = delete;
+
+  /// Points the processor at another command buffer (same rules as the
+  /// constructor's) and runs it from its first region once activated:
+  /// submit() it if it never was, else rearm() it. This is how a queue
+  /// process issues one command buffer after another through a single
+  /// processor. Preconditions: never submitted, or completed and released.
+  void reset(const command_buffer& commands, block_options options = {}) noexcept {
+    CAUSAL_ASSERT(!is_submitted() || is_complete(),
+                  "block_processor::reset: processor still running");
+    point_at(commands, options);
+    s_.claim.store(0, std::memory_order_relaxed);
+    s_.finished.store(0, std::memory_order_relaxed);
+  }
+
+  /// Runs the command buffer again from its first region: resets the
+  /// claim state and the wake budget, then process::rearm(suspend_count).
+  /// Preconditions: completed and released (no worker inside drain()).
+  void rearm(std::uint32_t suspend_count) noexcept {
+    s_.claim.store(0, std::memory_order_relaxed);
+    s_.finished.store(0, std::memory_order_relaxed);
+    s_.budget = s_.initial_budget;
+    // The process is complete, so this only stores the budget; rearm()
+    // below publishes everything with the wake that activates the process.
+    set_wake_budget(s_.initial_budget);
+    process::rearm(suspend_count);
+  }
+
+ private:
+  /// The constructor's and reset()'s common part: takes the buffer's
+  /// regions and picks the first wake budget.
+  void point_at(const command_buffer& commands, block_options options) noexcept {
     const std::span<const command_buffer::region_record> regions = commands.regions();
     s_.regions = regions.data();
     s_.dispatches = commands.dispatches().data();
@@ -388,22 +424,7 @@ class basic_block_processor : public process {
     set_wake_budget(b);
   }
 
-  basic_block_processor(const basic_block_processor&) = delete;
-  basic_block_processor& operator=(const basic_block_processor&) = delete;
-
-  /// Runs the command buffer again from its first region: resets the
-  /// claim state and the wake budget, then process::rearm(suspend_count).
-  /// Preconditions: completed and released (no worker inside drain()).
-  void rearm(std::uint32_t suspend_count) noexcept {
-    s_.claim.store(0, std::memory_order_relaxed);
-    s_.finished.store(0, std::memory_order_relaxed);
-    s_.budget = s_.initial_budget;
-    // The process is complete, so this only stores the budget; rearm()
-    // below publishes everything with the wake that activates the process.
-    set_wake_budget(s_.initial_budget);
-    process::rearm(suspend_count);
-  }
-
+ public:
   //===-- observers --===//
 
   [[nodiscard]] const command_buffer& commands() const noexcept { return *s_.commands; }

@@ -6,7 +6,7 @@
 // Includes every public core header: axes, frontiers and their wire form,
 // timeline semaphores, queues with wait elision, the completion tracker,
 // block pools with death frontiers, collective channels, processes, the
-// cooperative executor and its scan policies, block/stream/coroutine
+// cooperative executor and its scan policies, block/stream/coroutine/queue
 // processes, result types, configuration and version. Adapter headers live under
 // <causal/adapters/...> and are included explicitly.
 //
@@ -30,6 +30,7 @@
 #include <causal/pool.hpp>
 #include <causal/process.hpp>
 #include <causal/queue.hpp>
+#include <causal/queue_process.hpp>
 #include <causal/result.hpp>
 #include <causal/scan/budget_weighted.hpp>
 #include <causal/scan/priority_ordered.hpp>

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// cpu::queue: the CPU adapter's queue -- a causal queue (one axis, wait
+// elision, frontiers) whose device is a queue process on an executor.
+//
+// Model (DESIGN.md §10 "cpu"). A `cpu::basic_queue` puts together the
+// device-independent core, causal::basic_queue, and the CPU "device", a
+// causal::basic_queue_process bound to an executor (queue_process.hpp).
+// submit(waits, signals, op) runs the core's tiers: waits it can prove are
+// elided; the others become semaphore timepoints the operation waits for on
+// the executor, never a blocked thread. Operations run in epoch order on
+// the executor's workers -- host calls inline, command buffers as block
+// processors that several workers drain -- and their completion reaches
+// the signalled semaphores with the frontier the core recorded, then
+// retires the epoch (to an attached completion tracker too). Semaphores are
+// process-local causal::basic_semaphore objects; a host thread waits on
+// them as usual.
+//
+//   causal::executor ex;
+//   causal::axis_allocator axes;
+//   causal::cpu::queue q(axes.allocate(0, causal::domain::queue).value(), ex);
+//   causal::semaphore done;
+//   q.host({}, {{&done, 1}}, [](const causal::host_call_context&) noexcept { work(); });
+//   done.wait(1);
+//
+// Errors. submit() returns an error and changes nothing (no semaphore is
+// touched) when the ring is full (`resource_exhausted`: Capacity
+// operations in flight; wait for some, or raise Capacity), or when the
+// queue has failed (its sticky error); otherwise basic_queue::submit's
+// rules apply. A failing operation fails its signals and the queue, as a
+// device stream would (queue_process.hpp).
+//
+// Thread safety: one thread at a time submits (like a VkQueue); observers
+//                (completed_epoch, queue_status, stats after wait_idle) may
+//                be read from any thread; the operations run on workers.
+// Memory order:  what the submitter wrote before submit happens-before the
+//                operation runs; what the operation wrote happens-before a
+//                wait on any of its signals returns.
+// Blocking/allocation: submit never blocks and never allocates; wait_idle
+//                blocks the calling host thread.
+// Size:          the queue process ring (Capacity slots, about 1 KiB each)
+//                plus basic_queue's deferral table; construct it once, in
+//                place (not movable).
+// Configuration: Semaphore (a basic_semaphore instance: frontier type,
+//                history and pending-signal capacity), Capacity (operations
+//                in flight).
+// See also:      <causal/queue.hpp>, <causal/queue_process.hpp>,
+//                adapters/cpu/README.md, test/conformance/.
+#pragma once
+
+#include <causal/axis.hpp>
+#include <causal/config.hpp>
+#include <causal/frontier.hpp>
+#include <causal/queue.hpp>
+#include <causal/queue_process.hpp>
+#include <causal/result.hpp>
+#include <causal/semaphore.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <utility>
+
+CAUSAL_BEGIN_NAMESPACE
+
+namespace cpu {
+
+/// A CPU queue; see the file comment.
+template <class Semaphore = semaphore, std::size_t Capacity = 256>
+class basic_queue {
+ public:
+  using semaphore_type = Semaphore;
+  using frontier_type = typename Semaphore::frontier_type;
+  using process_type = basic_queue_process<semaphore_type, Capacity>;
+  using backend_type = queue_process_backend<process_type>;
+  using core_type = causal::basic_queue<frontier_type, backend_type>;
+  using wait_type = typename core_type::wait_type;
+  using signal_type = typename core_type::signal_type;
+  using operation_type = queue_operation;
+
+  /// Creates the queue for axis `a` (never reused: from an axis_allocator)
+  /// and binds its process to `executor`, which must outlive the queue.
+  template <class Executor>
+  basic_queue(causal::axis a, Executor& executor) noexcept : core_(a, process_) {
+    process_.on_retire(&retire_thunk, this);
+    process_.start(executor);
+  }
+
+  basic_queue(const basic_queue&) = delete;
+  basic_queue& operator=(const basic_queue&) = delete;
+
+  /// Waits for what is in flight (waits that can no longer be met are
+  /// failed with errc::cancelled) before the process leaves the executor.
+  ~basic_queue() { process_.close(); }
+
+  //===-- submission --===//
+
+  /// Submits `op` after `waits`, signalling `signals` when it completes.
+  result<submission> submit(std::span<const wait_type> waits, std::span<const signal_type> signals,
+                            const operation_type& op) noexcept {
+    if (status s = process_.queue_status(); !s) return s.error_value();
+    if (!process_.has_room()) {
+      return error{errc::resource_exhausted,
+                   "cpu::queue: Capacity operations in flight; wait for some to complete",
+                   Capacity};
+    }
+    return core_.submit(waits, signals, op);
+  }
+  result<submission> submit(std::initializer_list<wait_type> waits,
+                            std::initializer_list<signal_type> signals,
+                            const operation_type& op) noexcept {
+    return submit(std::span<const wait_type>(waits.begin(), waits.size()),
+                  std::span<const signal_type>(signals.begin(), signals.size()), op);
+  }
+
+  /// Submits a host call of `f` (a small trivially copyable callable, see
+  /// queue_operation::host) or of a function pointer with user data.
+  template <class F>
+  result<submission> host(std::initializer_list<wait_type> waits,
+                          std::initializer_list<signal_type> signals, F&& f) noexcept {
+    return submit(waits, signals, queue_operation::host(std::forward<F>(f)));
+  }
+
+  /// Submits a dispatch of `commands` (alive and unchanged until it completes).
+  result<submission> dispatch(std::initializer_list<wait_type> waits,
+                              std::initializer_list<signal_type> signals,
+                              const command_buffer& commands, block_options options = {}) noexcept {
+    return submit(waits, signals, queue_operation::dispatch(commands, options));
+  }
+
+  /// Blocks until everything submitted so far has completed (or
+  /// `deadline`, then errc::timeout); returns the queue's failure, if any.
+  status wait_idle(std::chrono::steady_clock::time_point deadline =
+                       std::chrono::steady_clock::time_point::max()) noexcept {
+    return process_.wait_idle(deadline);
+  }
+
+  /// Adds what the caller learnt elsewhere (e.g. after a host wait) to the
+  /// knowledge, so later submissions can elide more.
+  void learn(const frontier_type& extra) noexcept { core_.learn(extra); }
+
+  /// A semaphore that reaches e when this queue's epoch e completes (and
+  /// fails with the queue): register it with a block pool for this axis
+  /// (`pool.register_timeline(q.axis(), q.progress_timeline())`) so that
+  /// blocks this queue freed can be fenced by other queues. The first call
+  /// turns it on; make it before the first submit.
+  [[nodiscard]] semaphore_type& progress_timeline() noexcept {
+    process_.set_progress_timeline(&progress_);
+    return progress_;
+  }
+
+  /// Forwards every retired epoch to `tracker.advance(axis(), epoch)`.
+  template <class Tracker>
+  void track_completion(Tracker& tracker) noexcept {
+    core_.track_completion(tracker);
+  }
+
+  //===-- observers --===//
+
+  [[nodiscard]] causal::axis axis() const noexcept { return core_.axis(); }
+  [[nodiscard]] std::uint64_t epoch() const noexcept { return core_.epoch(); }
+  [[nodiscard]] const frontier_type& knowledge() const noexcept { return core_.knowledge(); }
+  /// Cumulative wait-elision counters; read by the submitting thread.
+  [[nodiscard]] const queue_stats& stats() const noexcept { return core_.stats(); }
+  [[nodiscard]] std::uint64_t completed_epoch() const noexcept { return core_.completed_epoch(); }
+  [[nodiscard]] status queue_status() const noexcept { return process_.queue_status(); }
+  /// Command buffers issued as block processors so far.
+  [[nodiscard]] std::uint64_t dispatches() const noexcept { return process_.dispatches(); }
+  [[nodiscard]] core_type& core() noexcept { return core_; }
+  [[nodiscard]] process_type& queue_process() noexcept { return process_; }
+
+ private:
+  static void retire_thunk(void* self, std::uint64_t epoch) noexcept {
+    static_cast<basic_queue*>(self)->core_.retire(epoch);
+  }
+
+  // The process is declared first: the core's backend points at it. The
+  // destructor closes it first, since finishing operations retire epochs
+  // through the core.
+  semaphore_type progress_;
+  process_type process_;
+  core_type core_;
+};
+
+/// A CPU queue over causal::semaphore with 256 operations in flight.
+using queue = basic_queue<>;
+
+}  // namespace cpu
+
+CAUSAL_END_NAMESPACE

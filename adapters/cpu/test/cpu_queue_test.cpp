@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// Tests for the CPU queue (<causal/adapters/cpu/queue.hpp> over
+// <causal/queue_process.hpp>), beyond the conformance suite: host calls run
+// in epoch order one at a time (they bump a plain counter, so TSan checks
+// the ordering) over 1, 2 and 4 workers; command buffers run as block
+// processors, one after another, with results checked; an operation with
+// more device waits than its inline timepoint nodes runs only after all of
+// them, signalled in random order from another thread; a failing host call
+// fails its signals and the queue, later operations fail without running
+// and later submits are refused with nothing touched; a full ring refuses
+// a submit cleanly; wait_idle times out and then succeeds; closing a queue
+// with a wait that can never be met fails that operation's signals instead
+// of hanging; two queues ping-pong 5 000 rounds through semaphores with a
+// producer thread (each operation exactly once); and submitting and running
+// allocate nothing.
+
+#include <causal/adapters/cpu/queue.hpp>
+#include <causal/block_processor.hpp>
+#include <causal/pool.hpp>
+#include <causal/executor.hpp>
+#include <causal/semaphore.hpp>
+
+#include "catch.hpp"
+#include "counting_new.hpp"
+#include "string_makers.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using causal::errc;
+using causal::host_call_context;
+using causal::queue_operation;
+using causal::semaphore;
+using causal::status;
+using namespace std::chrono_literals;
+
+causal::executor_options workers(std::uint32_t n) { return causal::executor_options{.worker_count = n}; }
+
+causal::axis next_axis() {
+  static causal::axis_allocator axes;
+  return axes.allocate(0, causal::domain::queue).value();
+}
+
+}  // namespace
+
+TEST_CASE("cpu queue: host calls run in epoch order, one at a time", "[cpu]") {
+  for (std::uint32_t w : {1u, 2u, 4u}) {
+    CAPTURE(w);
+    causal::executor ex(workers(w));
+    semaphore done;
+    // Plain (non-atomic) state: the queue must order the calls.
+    struct state {
+      std::uint64_t calls = 0;
+      std::uint64_t out_of_order = 0;
+    } st;
+    {
+      causal::cpu::queue q(next_axis(), ex);
+      constexpr std::uint64_t n = 2000;
+      for (std::uint64_t i = 1; i <= n; ++i) {
+        state* p = &st;
+        auto r = q.host({}, {}, [p, i](const host_call_context& c) noexcept {
+          if (p->calls + 1 != i || c.epoch != i) ++p->out_of_order;
+          ++p->calls;
+        });
+        REQUIRE(r);
+        if (i % 200 == 0) REQUIRE(q.wait_idle());
+      }
+      REQUIRE(q.submit({}, {{&done, 1}}, queue_operation{}));
+      REQUIRE(done.wait_for(1, 20s));
+      REQUIRE(q.wait_idle());
+      CHECK(q.completed_epoch() == n + 1);
+    }
+    CHECK(st.calls == 2000);
+    CHECK(st.out_of_order == 0);
+  }
+}
+
+namespace {
+
+struct vector_job {
+  std::vector<std::uint32_t> data;
+  std::uint64_t sum = 0;
+  std::uint32_t scale = 1;
+};
+
+void fill_kernel(void* user, causal::tile t) noexcept {
+  auto& job = *static_cast<vector_job*>(user);
+  job.data[t.index] = t.index * job.scale;
+}
+
+void sum_kernel(void* user, causal::tile) noexcept {
+  auto& job = *static_cast<vector_job*>(user);
+  job.sum = std::accumulate(job.data.begin(), job.data.end(), std::uint64_t{0});
+}
+
+}  // namespace
+
+TEST_CASE("cpu queue: command buffers run as block processors, in order", "[cpu]") {
+  for (std::uint32_t w : {1u, 2u, 4u}) {
+    CAPTURE(w);
+    causal::executor ex(workers(w));
+    constexpr std::uint32_t tiles = 10000;
+    std::array<vector_job, 3> jobs;
+    std::array<causal::command_buffer, 3> buffers;
+    for (std::uint32_t k = 0; k < 3; ++k) {
+      jobs[k].data.assign(tiles, 0);
+      jobs[k].scale = k + 1;
+      (void)buffers[k].dispatch(&fill_kernel, &jobs[k], tiles);
+      buffers[k].barrier();
+      (void)buffers[k].dispatch(&sum_kernel, &jobs[k], 1);
+    }
+    semaphore done;
+    std::uint64_t seen_before_third = 0;
+    {
+      causal::cpu::queue q(next_axis(), ex);
+      REQUIRE(q.dispatch({}, {}, buffers[0]));
+      REQUIRE(q.dispatch({}, {}, buffers[1]));
+      // A host call between dispatches sees the earlier ones finished.
+      std::uint64_t* seen = &seen_before_third;
+      const vector_job* second = &jobs[1];
+      REQUIRE(q.host({}, {}, [seen, second](const host_call_context&) noexcept { *seen = second->sum; }));
+      REQUIRE(q.dispatch({}, {{&done, 1}}, buffers[2]));
+      REQUIRE(done.wait_for(1, 20s));
+      REQUIRE(q.wait_idle());
+      CHECK(q.dispatches() == 3);
+    }
+    const std::uint64_t base = std::uint64_t{tiles} * (tiles - 1) / 2;
+    for (std::uint32_t k = 0; k < 3; ++k) CHECK(jobs[k].sum == base * (k + 1));
+    CHECK(seen_before_third == base * 2);
+  }
+}
+
+TEST_CASE("cpu queue: an operation waits for all of many device waits", "[cpu]") {
+  causal::executor ex(workers(2));
+  constexpr std::size_t n = 10;  // more than the slot's inline timepoint nodes
+  std::array<semaphore, n> inputs;
+  semaphore done;
+  std::array<std::uint64_t, n> seen{};
+  {
+    causal::cpu::queue q(next_axis(), ex);
+    std::vector<causal::cpu::queue::wait_type> waits;
+    for (auto& s : inputs) waits.push_back({&s, 1});
+    auto* values = &seen;
+    auto* sems = &inputs;
+    REQUIRE(q.submit(waits, std::array{causal::cpu::queue::signal_type{&done, 1}},
+                     queue_operation::host([values, sems](const host_call_context&) noexcept {
+                       for (std::size_t i = 0; i < n; ++i) (*values)[i] = (*sems)[i].value();
+                     })));
+    CHECK(q.stats().device_waits == n);
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), std::mt19937(7));
+    std::thread signaller([&] {
+      for (std::size_t i : order) {
+        (void)inputs[i].signal(1);
+        std::this_thread::sleep_for(1ms);
+      }
+    });
+    // Not before the last input.
+    CHECK(done.wait_for(1, 2ms).code() == errc::timeout);
+    signaller.join();
+    REQUIRE(done.wait_for(1, 20s));
+    REQUIRE(q.wait_idle());
+  }
+  for (std::uint64_t v : seen) CHECK(v == 1);
+}
+
+TEST_CASE("cpu queue: a failing host call fails its signals and the queue, stickily", "[cpu]") {
+  causal::executor ex(workers(2));
+  semaphore first, second, later;
+  int ran_after = 0;
+  causal::cpu::queue q(next_axis(), ex);
+  REQUIRE(q.host({}, {{&first, 1}}, [](const host_call_context&) noexcept {}));
+  REQUIRE(q.host({}, {{&second, 1}}, [](const host_call_context&) noexcept -> status {
+    return causal::error{errc::invalid_argument, "test: the host call failed"};
+  }));
+  int* ran = &ran_after;
+  REQUIRE(q.host({}, {{&later, 1}}, [ran](const host_call_context&) noexcept { ++*ran; }));
+  CHECK(first.wait_for(1, 20s));
+  CHECK(second.wait_for(1, 20s).code() == errc::invalid_argument);
+  CHECK(later.wait_for(1, 20s).code() == errc::invalid_argument);
+  CHECK(q.wait_idle().code() == errc::invalid_argument);
+  CHECK(ran_after == 0);
+  CHECK(q.completed_epoch() == 1);  // nothing past the last good operation
+  // A submit to the failed queue is refused; its semaphore is untouched.
+  semaphore untouched;
+  auto r = q.host({}, {{&untouched, 1}}, [](const host_call_context&) noexcept {});
+  REQUIRE_FALSE(r);
+  CHECK(r.error_value().code() == errc::invalid_argument);
+  CHECK_FALSE(untouched.failure());
+  CHECK(untouched.value() == 0);
+}
+
+TEST_CASE("cpu queue: a full ring refuses a submit and loses nothing", "[cpu]") {
+  causal::executor ex(workers(1));
+  semaphore gate, done;
+  std::atomic<int> ran{0};
+  {
+    causal::cpu::basic_queue<semaphore, 4> q(next_axis(), ex);
+    auto* counter = &ran;
+    for (int i = 0; i < 4; ++i) {
+      REQUIRE(q.host({{&gate, 1}}, {}, [counter](const host_call_context&) noexcept { ++*counter; }));
+    }
+    auto refused = q.host({}, {{&done, 1}}, [counter](const host_call_context&) noexcept { ++*counter; });
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error_value().code() == errc::resource_exhausted);
+    CHECK_FALSE(done.failure());
+    CHECK(q.epoch() == 4);
+    REQUIRE(gate.signal(1));
+    REQUIRE(q.wait_idle());
+    REQUIRE(q.host({}, {{&done, 1}}, [counter](const host_call_context&) noexcept { ++*counter; }));
+    REQUIRE(done.wait_for(1, 20s));
+    REQUIRE(q.wait_idle());
+  }
+  CHECK(ran.load() == 5);
+}
+
+TEST_CASE("cpu queue: wait_idle times out while work waits, then succeeds", "[cpu]") {
+  causal::executor ex(workers(2));
+  semaphore gate;
+  causal::cpu::queue q(next_axis(), ex);
+  REQUIRE(q.submit({{&gate, 1}}, {}, queue_operation{}));
+  CHECK(q.wait_idle(std::chrono::steady_clock::now() + 20ms).code() == errc::timeout);
+  REQUIRE(gate.signal(1));
+  CHECK(q.wait_idle());
+}
+
+TEST_CASE("cpu queue: closing with an unmet wait fails the operation, no hang", "[cpu]") {
+  causal::executor ex(workers(2));
+  semaphore never, out;
+  int ran = 0;
+  {
+    causal::cpu::queue q(next_axis(), ex);
+    int* r = &ran;
+    REQUIRE(q.host({{&never, 1}}, {{&out, 1}}, [r](const host_call_context&) noexcept { ++*r; }));
+  }
+  CHECK(ran == 0);
+  CHECK(out.wait_for(1, 1s).code() == errc::cancelled);
+}
+
+TEST_CASE("cpu queue: two queues ping-pong with a producer thread, each op exactly once", "[cpu]") {
+  for (std::uint32_t w : {1u, 2u, 4u}) {
+    CAPTURE(w);
+    causal::executor ex(workers(w));
+    constexpr std::uint64_t rounds = 5000;
+    semaphore ping, pong;
+    std::vector<std::uint8_t> ran_a(rounds + 1, 0), ran_b(rounds + 1, 0);
+    {
+      causal::cpu::queue a(next_axis(), ex);
+      causal::cpu::queue b(next_axis(), ex);
+      // One producer thread submits to both queues (a queue takes one
+      // submitting thread at a time; here it is the same one).
+      std::thread producer([&] {
+        for (std::uint64_t i = 1; i <= rounds; ++i) {
+          auto* ra = ran_a.data();
+          auto* rb = ran_b.data();
+          // a's op i waits for b's op i-1 (pong) and signals ping = i.
+          for (;;) {
+            auto r = a.host(i > 1 ? std::initializer_list<causal::cpu::queue::wait_type>{{&pong, i - 1}}
+                                  : std::initializer_list<causal::cpu::queue::wait_type>{},
+                            {{&ping, i}},
+                            [ra, i](const host_call_context&) noexcept { ++ra[i]; });
+            if (r) break;
+            REQUIRE(r.error_value().code() == errc::resource_exhausted);
+            std::this_thread::yield();
+          }
+          for (;;) {
+            auto r = b.host({{&ping, i}}, {{&pong, i}},
+                            [rb, i](const host_call_context&) noexcept { ++rb[i]; });
+            if (r) break;
+            REQUIRE(r.error_value().code() == errc::resource_exhausted);
+            std::this_thread::yield();
+          }
+          // Keep the semaphores' outstanding submitted signals bounded.
+          if (i % 4 == 0) REQUIRE(pong.wait_for(i, 20s));
+        }
+      });
+      producer.join();
+      REQUIRE(pong.wait_for(rounds, 20s));
+      REQUIRE(a.wait_idle());
+      REQUIRE(b.wait_idle());
+    }
+    CHECK(std::count(ran_a.begin() + 1, ran_a.end(), 1) == static_cast<long>(rounds));
+    CHECK(std::count(ran_b.begin() + 1, ran_b.end(), 1) == static_cast<long>(rounds));
+  }
+}
+
+TEST_CASE("cpu queue: submitting and running allocate nothing", "[cpu][alloc]") {
+  causal::executor ex(workers(2));
+  semaphore s, t;
+  std::atomic<std::uint64_t> calls{0};
+  causal::cpu::queue a(next_axis(), ex);
+  causal::cpu::queue b(next_axis(), ex);
+  auto* counter = &calls;
+  // Warm up: first use of the executor's lists and the semaphores.
+  REQUIRE(a.host({}, {{&s, 1}}, [counter](const host_call_context&) noexcept { ++*counter; }));
+  REQUIRE(b.host({{&s, 1}}, {{&t, 1}}, [counter](const host_call_context&) noexcept { ++*counter; }));
+  REQUIRE(t.wait_for(1, 20s));
+  causal::test::allocation_guard guard;
+  for (std::uint64_t i = 2; i <= 300; ++i) {
+    (void)a.host({}, {{&s, i}}, [counter](const host_call_context&) noexcept { ++*counter; });
+    (void)b.host({{&s, i}}, {{&t, i}}, [counter](const host_call_context&) noexcept { ++*counter; });
+    (void)t.wait_for(i, 20s);
+  }
+  const auto allocations = guard.allocations();
+  REQUIRE(a.wait_idle());
+  REQUIRE(b.wait_idle());
+  CHECK(allocations == 0);
+  CHECK(calls.load() == 600);
+}
+
+TEST_CASE("cpu queue: a pool fences reuse of a block on the freeing queue's progress timeline",
+          "[cpu][pool]") {
+  causal::executor ex(workers(2));
+  semaphore gate, produced, done;
+  std::vector<int> order;
+  std::mutex order_mutex;
+  auto note = [&order, &order_mutex](int tag) {
+    std::lock_guard lock(order_mutex);
+    order.push_back(tag);
+  };
+  using note_type = decltype(note);
+  note_type* notes = &note;
+  {
+    causal::cpu::queue a(next_axis(), ex);
+    causal::cpu::queue b(next_axis(), ex);
+    causal::basic_block_pool<causal::cpu::queue::core_type> pool(1024, 64);
+    REQUIRE(pool.register_timeline(b.axis(), b.progress_timeline()));
+    // a produces into the only block; b (held by the gate) consumes and frees it.
+    auto first = pool.acquire(a.core(), 1024);
+    REQUIRE(first);
+    REQUIRE(a.host({}, {{&produced, 1}}, [notes](const host_call_context&) noexcept { (*notes)(1); }));
+    REQUIRE(b.host({{&gate, 1}, {&produced, 1}}, {},
+                   [notes](const host_call_context&) noexcept { (*notes)(2); }));
+    REQUIRE(pool.release(*first, b.core()));
+    // a wants the block again: nothing proves b is done with it, so the
+    // pool fences a's next operation on b's progress timeline.
+    auto again = pool.acquire(a.core(), 1024);
+    REQUIRE(again);
+    CHECK(again->offset == first->offset);
+    CHECK(pool.stats().reused_after_wait == 1);
+    CHECK(pool.stats().waits_issued == 1);
+    REQUIRE(a.host({}, {{&done, 1}}, [notes](const host_call_context&) noexcept { (*notes)(3); }));
+    CHECK(done.wait_for(1, 20ms).code() == errc::timeout);  // fenced behind b, behind the gate
+    REQUIRE(gate.signal(1));
+    REQUIRE(done.wait_for(1, 20s));
+    REQUIRE(a.wait_idle());
+    REQUIRE(b.wait_idle());
+    CHECK(b.progress_timeline().value() == 1);
+  }
+  CHECK(order == std::vector<int>{1, 2, 3});
+}

@@ -1,0 +1,705 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// queue_process: the CPU queue -- a process that runs the operations a
+// basic_queue submits to it, in epoch order, on the executor's workers,
+// each once its device waits are met.
+//
+// Model (DESIGN.md §8 "queue process", §10 "cpu"). `basic_queue` decides,
+// per submission, which waits must really be waited for (tier 2) and calls
+// its backend: issue_wait for each, execute, issue_signal for each signal,
+// flush. `queue_process_backend` forwards those calls here, where they fill
+// one *slot* of a fixed ring:
+//
+//   submit thread                         any thread           a worker
+//   -------------                         ----------           --------
+//   stage waits, op, signals in slot t
+//   publish: tail = t + 1 (release)
+//   arm a timepoint per wait  ---------->  timepoint fires:
+//   drop the publish hold                  pending -= 1
+//                                          pending == 0: ready, wake -->  drain:
+//                                                                         run head's op
+//                                                                         reach its signals
+//                                                                         retire its epoch
+//                                                                         head = h + 1
+//
+// Each slot's `pending` count is its number of device waits plus one
+// publish hold; every semaphore timepoint that fires drops one, and the
+// thread that drops the last marks the operation ready and wakes the
+// queue. The ready operations form a lock-free list in the ring itself:
+// because a queue's operations must complete in epoch order (DESIGN §5,
+// and an elided wait orders the *whole* next operation), the drain runs
+// the ring's ready prefix from its head and sleeps at the first operation
+// that still waits. A slot keeps `InlineTimepoints` timepoint nodes; an
+// operation with more device waits arms them in turn (the node that fires
+// re-arms itself on the next unarmed wait before dropping its count), so
+// every wait is still met before the operation runs.
+//
+// An operation is
+//   - a host call: a function pointer and user data, or a small trivially
+//     copyable callable stored inline; runs on the draining worker. Stream-
+//     ordered alloca/dealloca and other host work are host calls;
+//   - a dispatch: a recorded command_buffer, issued as a block processor
+//     (one per queue, re-pointed at each buffer) that every worker with
+//     room may help drain; the queue sleeps until the processor is
+//     released, then completes the operation;
+//   - a marker (no work): only its signals, e.g. to join waits.
+// When it completes, each of its signals' semaphores is reached with
+// device_signal(v) (which publishes the frontier basic_queue recorded at
+// submit), then the epoch is retired (basic_queue::retire, and through it
+// a completion tracker).
+//
+// Failure is sticky, as on a device stream: a host call that returns an
+// error, or a wait whose semaphore fails, fails the operation's signals
+// with that error and fails the queue. Every later operation then fails
+// its signals with the same error without running, and no epoch past the
+// last good one is ever retired -- so no frontier can claim, through this
+// axis, an operation that never ran.
+//
+// Sleep handshake. Before sleeping the drain adds a suspend count, sets
+// `sleeping` and re-checks the head; a thread that makes an operation ready
+// exchanges `sleeping` to false and wakes the queue only if it was true.
+// Both sides use seq_cst, so either the drain sees the ready operation or
+// the readier sees `sleeping` (Dekker): no lost wake-up, never a double
+// wake.
+//
+// Thread safety: the backend side (stage_*, publish) is called by the one
+//                thread that submits to the owning basic_queue at a time;
+//                timepoints fire on any thread; the drain runs on one
+//                worker at a time (wake budget 1). Observers are safe
+//                from any thread.
+// Memory order:  what the submitter wrote before publishing a slot
+//                happens-before the operation runs (tail release / acquire);
+//                what a signaller wrote before reaching a waited value
+//                happens-before the operation (timepoint, then pending
+//                acq_rel); what the operation wrote happens-before its
+//                signals are reached and before head advances (release),
+//                which frees the slot for the submitter (acquire).
+// Blocking/allocation: nothing allocates after construction; the drain and
+//                the timepoint callbacks never block and take no lock
+//                besides the semaphores' own spin locks (device_signal,
+//                add_timepoint). wait_idle() blocks the calling host thread.
+// Size:          Capacity slots of about 1 KiB (16 waits, 16 signals,
+//                InlineTimepoints nodes, the operation) plus a block
+//                processor; keep the object alive in one place (not movable).
+// Configuration: Semaphore (basic_semaphore instance), Capacity (ring
+//                slots: operations submitted but not yet completed),
+//                InlineTimepoints (timepoint nodes per slot).
+// See also:      <causal/queue.hpp>, <causal/block_processor.hpp>,
+//                <causal/executor.hpp>, adapters/cpu (causal::cpu::queue
+//                puts a basic_queue and a queue process together).
+#pragma once
+
+#include <causal/block_processor.hpp>
+#include <causal/config.hpp>
+#include <causal/ext/park_word.hpp>
+#include <causal/process.hpp>
+#include <causal/queue.hpp>
+#include <causal/result.hpp>
+#include <causal/semaphore.hpp>
+
+#include <array>
+#include <chrono>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <thread>
+#include <type_traits>
+#include <utility>
+
+CAUSAL_BEGIN_NAMESPACE
+
+//===-- queue_operation -----------------------------------------------------===//
+
+/// What a host call learns about the operation it runs.
+struct host_call_context {
+  std::uint64_t epoch = 0;   ///< the operation's epoch on its queue
+  std::uint32_t worker = 0;  ///< worker_context::worker_index() of the caller
+};
+
+/// A host call: returns ok, or an error that fails the operation (and the
+/// queue). Must not throw and must not block on later work of its queue.
+using host_call_fn = status (*)(void* user_data, const host_call_context& context) noexcept;
+
+/// One operation of a CPU queue: a host call, a dispatch of a command
+/// buffer, or a marker. Default-constructible, trivially copyable (a
+/// deferred submission keeps a copy), 80 bytes.
+class queue_operation {
+ public:
+  enum class kind : std::uint8_t { marker, host_call, dispatch };
+
+  /// Bytes a callable may occupy to be stored inline by host().
+  static constexpr std::size_t inline_capacity = 48;
+
+  /// A marker: no work, only the submission's waits and signals.
+  constexpr queue_operation() noexcept = default;
+
+  /// A host call of `fn(user_data, context)`.
+  [[nodiscard]] static queue_operation host(host_call_fn fn, void* user_data = nullptr) noexcept {
+    CAUSAL_ASSERT(fn != nullptr, "queue_operation::host: null function");
+    queue_operation op;
+    op.kind_ = kind::host_call;
+    op.call_ = fn;
+    op.user_data_ = user_data;
+    return op;
+  }
+
+  /// A host call of a callable stored inline: `f(context)` returning
+  /// `status` or void (void means success). The callable must be trivially
+  /// copyable (capture pointers and values, not owning objects) and fit in
+  /// inline_capacity bytes, so the operation stays a plain copyable value.
+  template <class F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, queue_operation>)
+  [[nodiscard]] static queue_operation host(F&& f) noexcept {
+    using callable = std::remove_cvref_t<F>;
+    static_assert(std::is_trivially_copyable_v<callable>,
+                  "queue_operation::host: the callable must be trivially copyable "
+                  "(capture pointers or values, not owning objects)");
+    static_assert(sizeof(callable) <= inline_capacity,
+                  "queue_operation::host: the callable is larger than inline_capacity");
+    static_assert(alignof(callable) <= alignof(std::max_align_t),
+                  "queue_operation::host: the callable is over-aligned");
+    static_assert(std::is_nothrow_invocable_v<callable&, const host_call_context&>,
+                  "queue_operation::host: the callable must be noexcept and take "
+                  "const host_call_context&");
+    queue_operation op;
+    op.kind_ = kind::host_call;
+    ::new (static_cast<void*>(op.inline_)) callable(std::forward<F>(f));
+    op.call_ = [](void* self, const host_call_context& context) noexcept -> status {
+      auto& fn = *std::launder(reinterpret_cast<callable*>(self));
+      if constexpr (std::is_same_v<std::invoke_result_t<callable&, const host_call_context&>,
+                                   void>) {
+        fn(context);
+        return status{};
+      } else {
+        return fn(context);
+      }
+    };
+    op.inline_call_ = true;
+    return op;
+  }
+
+  /// A dispatch of `commands` (which must stay alive and unchanged until
+  /// the operation completes) as a block processor with `options`.
+  [[nodiscard]] static queue_operation dispatch(const command_buffer& commands,
+                                                block_options options = {}) noexcept {
+    queue_operation op;
+    op.kind_ = kind::dispatch;
+    op.commands_ = &commands;
+    op.options_ = options;
+    return op;
+  }
+
+  [[nodiscard]] kind what() const noexcept { return kind_; }
+  [[nodiscard]] const command_buffer* commands() const noexcept { return commands_; }
+  [[nodiscard]] block_options options() const noexcept { return options_; }
+
+  /// Runs a host call (precondition: what() == kind::host_call).
+  status call(const host_call_context& context) const noexcept {
+    void* target = inline_call_ ? const_cast<std::byte*>(inline_) : user_data_;
+    return call_(target, context);
+  }
+
+ private:
+  alignas(std::max_align_t) std::byte inline_[inline_capacity]{};
+  host_call_fn call_ = nullptr;
+  union {
+    void* user_data_ = nullptr;
+    const command_buffer* commands_;
+  };
+  block_options options_{};
+  kind kind_ = kind::marker;
+  bool inline_call_ = false;
+};
+
+static_assert(std::is_trivially_copyable_v<queue_operation>,
+              "queue_operation must stay trivially copyable (deferred submissions copy it)");
+
+//===-- basic_queue_process -------------------------------------------------===//
+
+/// The CPU queue's process; see the file comment. Bind it to an executor
+/// with `start(executor)` and submit to it through a basic_queue over
+/// queue_process_backend (or causal::cpu::queue, which does both).
+template <class Semaphore = semaphore, std::size_t Capacity = 256,
+          std::size_t InlineTimepoints = 2>
+class basic_queue_process : public process {
+  static_assert(Capacity >= 2 && (Capacity & (Capacity - 1)) == 0,
+                "basic_queue_process: Capacity must be a power of two >= 2");
+  static_assert(InlineTimepoints >= 1, "basic_queue_process: InlineTimepoints must be >= 1");
+
+ public:
+  using semaphore_type = Semaphore;
+  /// Most device waits and signals one operation may carry (basic_queue's).
+  static constexpr std::size_t max_waits = 16;
+  static constexpr std::size_t max_signals = 16;
+  static constexpr std::size_t capacity = Capacity;
+  /// Operations run per drain call before the worker gets to look at
+  /// other processes.
+  static constexpr std::uint32_t drain_quantum = 32;
+
+  /// Called with each retired epoch (in increasing order) by the draining
+  /// worker; basic_queue::retire is the usual target.
+  using retire_fn = void (*)(void* context, std::uint64_t epoch) noexcept;
+
+  basic_queue_process() noexcept : process(&drain_thunk, nullptr) {
+    dispatcher_.set_user_data(this);
+    dispatcher_.set_completion(&on_dispatch_complete);
+    dispatcher_.set_release(&on_dispatch_release);
+    set_release(&on_release);
+    // Asleep from the start: the first ready operation wakes it.
+    suspend(1);
+    sleeping_.store(true, std::memory_order_relaxed);
+  }
+
+  basic_queue_process(const basic_queue_process&) = delete;
+  basic_queue_process& operator=(const basic_queue_process&) = delete;
+
+  /// Fails what is still waiting (errc::cancelled: "queue closed"), waits
+  /// for the operations already running, and takes the process off its
+  /// executor. Precondition: the executor is still alive and has a worker
+  /// thread (or the caller runs it), since running operations finish there.
+  ~basic_queue_process() { close(); }
+
+  /// What the destructor does, for owners that must finish the queue
+  /// before their other members go (idempotent; no submits afterwards).
+  void close() noexcept {
+    if (closed_) return;
+    closed_ = true;
+    shutdown();
+  }
+
+  /// Binds the queue to `executor`; call once, before the first submit.
+  template <class Executor>
+  void start(Executor& executor) noexcept {
+    CAUSAL_ASSERT(!is_submitted(), "queue_process::start: already started");
+    executor.submit(*this);
+  }
+
+  /// Sets the retire callback (before the first submit).
+  void on_retire(retire_fn fn, void* context) noexcept {
+    retire_ = fn;
+    retire_context_ = context;
+  }
+
+  /// Makes every completed epoch e also reach `timeline` at e (a plain
+  /// signal, no frontier), and a failure of the queue fail it: a timeline
+  /// of the queue's own progress that a block pool can register for its
+  /// axis and fence on (pool.hpp, path (c)). Set before the first submit.
+  void set_progress_timeline(Semaphore* timeline) noexcept { progress_ = timeline; }
+
+  //===-- backend side (one submitting thread) --===//
+
+  /// Whether a new operation fits in the ring now. Only the submitter adds
+  /// operations, so a true answer holds until its next submit.
+  [[nodiscard]] bool has_room() const noexcept {
+    // acquire: pairs with the drain's release of head, so the slot it
+    // freed is no longer read.
+    return tail_.load(std::memory_order_relaxed) - head_.load(std::memory_order_acquire) <
+           Capacity;
+  }
+
+  /// Stages a device wait of the next operation.
+  status stage_wait(Semaphore& s, std::uint64_t v) noexcept {
+    if (status st = open_stage(); !st) return st;
+    slot& sl = staging();
+    if (sl.wait_count == max_waits) {
+      return abandon(error{errc::invalid_argument, "queue_process: more than max_waits waits"});
+    }
+    sl.waits[sl.wait_count++] = wait_record{&s, v};
+    return status{};
+  }
+
+  /// Stages the next operation itself, with its epoch.
+  status stage_operation(const queue_operation& op, std::uint64_t epoch) noexcept {
+    if (status st = open_stage(); !st) return st;
+    if (const error* f = failure_ptr(); f != nullptr) return abandon(*f);
+    slot& sl = staging();
+    sl.op = op;
+    sl.epoch = epoch;
+    return status{};
+  }
+
+  /// Stages a signal of the next operation.
+  status stage_signal(Semaphore& s, std::uint64_t v) noexcept {
+    if (status st = open_stage(); !st) return st;
+    slot& sl = staging();
+    if (sl.signal_count == max_signals) {
+      return abandon(error{errc::invalid_argument, "queue_process: more than max_signals signals"});
+    }
+    sl.signals[sl.signal_count++] = signal_record{&s, v};
+    return status{};
+  }
+
+  /// Publishes the staged operation and arms its waits.
+  status publish() noexcept {
+    if (!staging_open_) return status{};
+    staging_open_ = false;
+    const std::uint64_t t = tail_.load(std::memory_order_relaxed);
+    slot& sl = ring_[t % Capacity];
+    const auto n = static_cast<std::uint32_t>(sl.wait_count);
+    const std::uint32_t armed = n < InlineTimepoints ? n : static_cast<std::uint32_t>(InlineTimepoints);
+    sl.pending.store(n + 1, std::memory_order_relaxed);
+    sl.next_unarmed.store(armed, std::memory_order_relaxed);
+    for (std::uint32_t i = 0; i < armed; ++i) {
+      sl.nodes[i].reset(sl.waits[i].value, &on_wait_met, &sl);
+    }
+    ++published_;
+    // release: the slot's contents before the drain (acquire) reads them.
+    tail_.store(t + 1, std::memory_order_release);
+    for (std::uint32_t i = 0; i < armed; ++i) {
+      sl.waits[i].semaphore->add_timepoint(sl.nodes[i]);  // may fire inline
+    }
+    drop(sl, 1);  // the publish hold
+    return status{};
+  }
+
+  //===-- observers (any thread) --===//
+
+  /// Operations published so far.
+  [[nodiscard]] std::uint64_t published() const noexcept { return published_; }
+  /// Operations completed (run or failed) so far.
+  [[nodiscard]] std::uint64_t completed() const noexcept {
+    return head_.load(std::memory_order_acquire);
+  }
+  /// The queue's sticky failure, if any.
+  [[nodiscard]] status queue_status() const noexcept {
+    if (const error* f = failure_ptr(); f != nullptr) return *f;
+    return {};
+  }
+  /// Dispatches issued as block processors so far.
+  [[nodiscard]] std::uint64_t dispatches() const noexcept {
+    return dispatches_.load(std::memory_order_relaxed);
+  }
+
+  /// Blocks the calling host thread until every operation published so far
+  /// has completed, or `deadline` passes (`errc::timeout`). Returns the
+  /// queue's failure, if it failed. Must not be called from a worker.
+  status wait_idle(std::chrono::steady_clock::time_point deadline =
+                       std::chrono::steady_clock::time_point::max()) noexcept {
+    const std::uint64_t target = tail_.load(std::memory_order_relaxed);
+    idle_waiters_.fetch_add(1, std::memory_order_seq_cst);
+    bool reached = true;
+    for (;;) {
+      // seq_cst: the drain advances head, then reads idle_waiters_; we
+      // announced ourselves, then read head (Dekker, as in the sleep
+      // handshake), and the word's value is read before head so that a
+      // notify after our check changes it.
+      const std::uint32_t seen = idle_word_.load(std::memory_order_seq_cst);
+      if (head_.load(std::memory_order_seq_cst) >= target) break;
+      if (!idle_word_.wait_until(seen, deadline)) {
+        reached = head_.load(std::memory_order_acquire) >= target;
+        break;
+      }
+    }
+    idle_waiters_.fetch_sub(1, std::memory_order_relaxed);
+    if (!reached) return error{errc::timeout, "queue_process::wait_idle: deadline passed"};
+    return queue_status();
+  }
+
+ private:
+  struct wait_record {
+    Semaphore* semaphore = nullptr;
+    std::uint64_t value = 0;
+  };
+  struct signal_record {
+    Semaphore* semaphore = nullptr;
+    std::uint64_t value = 0;
+  };
+  struct slot {
+    std::atomic<std::uint32_t> pending{0};       // unmet waits + publish hold
+    std::atomic<std::uint32_t> next_unarmed{0};  // next wait a fired node arms
+    std::atomic<bool> failed{false};             // a wait's semaphore failed
+    bool dispatched = false;                     // drain side: dispatch issued
+    std::size_t wait_count = 0;
+    std::size_t signal_count = 0;
+    std::uint64_t epoch = 0;
+    basic_queue_process* owner = nullptr;
+    error failure{};
+    queue_operation op{};
+    std::array<wait_record, max_waits> waits{};
+    std::array<signal_record, max_signals> signals{};
+    std::array<semaphore_timepoint, InlineTimepoints> nodes{};
+  };
+
+  //===-- staging --===//
+
+  slot& staging() noexcept { return ring_[tail_.load(std::memory_order_relaxed) % Capacity]; }
+
+  status open_stage() noexcept {
+    if (staging_open_) return status{};
+    if (!has_room()) {
+      return error{errc::resource_exhausted, "queue_process: ring full (Capacity operations in flight)",
+                   Capacity};
+    }
+    slot& sl = staging();
+    sl.owner = this;
+    sl.wait_count = 0;
+    sl.signal_count = 0;
+    sl.op = queue_operation{};
+    sl.epoch = 0;
+    sl.dispatched = false;
+    sl.failed.store(false, std::memory_order_relaxed);
+    staging_open_ = true;
+    return status{};
+  }
+
+  status abandon(const error& e) noexcept {
+    staging_open_ = false;
+    return e;
+  }
+
+  //===-- readiness --===//
+
+  /// A timepoint of slot `tp.user_data()` fired: arm the node on the next
+  /// unarmed wait (before dropping, so the slot cannot complete and be
+  /// reused under us), then drop this wait's count. On failure, every
+  /// unarmed wait is dropped at once: the operation fails anyway.
+  static void on_wait_met(semaphore_timepoint& tp, status s) noexcept {
+    slot& sl = *static_cast<slot*>(tp.user_data());
+    const auto n = static_cast<std::uint32_t>(sl.wait_count);
+    std::uint32_t drop_count = 1;
+    if (!s) {
+      sl.owner->record_slot_failure(sl, s.error_value());
+      const std::uint32_t k = sl.next_unarmed.exchange(n, std::memory_order_relaxed);
+      if (k < n) drop_count += n - k;
+    } else {
+      const std::uint32_t k = sl.next_unarmed.fetch_add(1, std::memory_order_relaxed);
+      if (k < n) {
+        tp.reset(sl.waits[k].value, &on_wait_met, &sl);
+        sl.waits[k].semaphore->add_timepoint(tp);  // may fire inline
+      }
+    }
+    sl.owner->drop(sl, drop_count);
+  }
+
+  void record_slot_failure(slot& sl, const error& e) noexcept {
+    bool expected = false;
+    if (sl.failed.compare_exchange_strong(expected, true, std::memory_order_relaxed)) {
+      sl.failure = e;  // read by the drain after pending reaches 0 (acq_rel)
+    }
+  }
+
+  /// Drops `n` of slot `sl`'s pending count; the thread that drops the last
+  /// makes the operation ready and wakes the queue if it sleeps.
+  void drop(slot& sl, std::uint32_t n) noexcept {
+    // acq_rel + seq_cst: every waker's writes before the drain, and the
+    // Dekker pair with sleeping_ (file comment).
+    if (sl.pending.fetch_sub(n, std::memory_order_seq_cst) != n) return;
+    if (sleeping_.exchange(false, std::memory_order_seq_cst)) wake();
+  }
+
+  //===-- drain (one worker at a time) --===//
+
+  static drain_result drain_thunk(process& p, worker_context& ctx) noexcept {
+    return static_cast<basic_queue_process&>(p).drain_ops(ctx);
+  }
+
+  [[nodiscard]] bool head_ready(std::uint64_t h) const noexcept {
+    if (h == tail_.load(std::memory_order_seq_cst)) return false;
+    return ring_[h % Capacity].pending.load(std::memory_order_seq_cst) == 0;
+  }
+
+  drain_result drain_ops(worker_context& ctx) noexcept {
+    std::uint64_t h = head_.load(std::memory_order_relaxed);
+    for (std::uint32_t ran = 0; ran < drain_quantum; ++ran) {
+      // acquire: the slot's contents (tail) and its waits (pending).
+      if (h == tail_.load(std::memory_order_acquire) ||
+          ring_[h % Capacity].pending.load(std::memory_order_acquire) != 0) {
+        return go_to_sleep(h, ran != 0);
+      }
+      slot& sl = ring_[h % Capacity];
+      status outcome;
+      if (const error* f = failure_ptr(); f != nullptr) {
+        outcome = *f;
+      } else if (sl.failed.load(std::memory_order_relaxed)) {
+        outcome = sl.failure;
+      } else {
+        switch (sl.op.what()) {
+          case queue_operation::kind::marker: break;
+          case queue_operation::kind::host_call:
+            outcome = sl.op.call(host_call_context{sl.epoch, ctx.worker_index()});
+            break;
+          case queue_operation::kind::dispatch:
+            if (!sl.dispatched) {
+              issue_dispatch(sl);
+              return drain_result::sleep();
+            }
+            outcome = dispatch_status_;
+            break;
+        }
+      }
+      finish(sl, outcome);
+      ++h;
+      // release: the slot is free for the submitter once head passes it.
+      head_.store(h, std::memory_order_release);
+      if (idle_waiters_.load(std::memory_order_seq_cst) != 0) {
+        idle_word_.fetch_add(1, std::memory_order_seq_cst);
+        idle_word_.notify_all();
+      }
+    }
+    return drain_result::more();
+  }
+
+  drain_result go_to_sleep(std::uint64_t h, bool did_work) noexcept {
+    suspend(1);
+    sleeping_.store(true, std::memory_order_seq_cst);
+    if (head_ready(h) && sleeping_.exchange(false, std::memory_order_seq_cst)) {
+      wake();  // count back to 0 while draining: drained again right away
+    }
+    return drain_result::sleep(did_work);
+  }
+
+  /// Issues a dispatch through the queue's block processor; the queue
+  /// sleeps until the processor's release wakes it.
+  void issue_dispatch(slot& sl) noexcept {
+    sl.dispatched = true;
+    dispatch_status_ = status{};
+    dispatches_.fetch_add(1, std::memory_order_relaxed);
+    suspend(1);
+    dispatcher_.reset(*sl.op.commands(), sl.op.options());
+    if (!dispatcher_.is_submitted()) {
+      detail::process_access::bind(dispatcher_, detail::process_access::executor(*this));
+      dispatcher_.wake();  // drops its submit hold: it runs
+    } else {
+      dispatcher_.rearm(0);
+    }
+  }
+
+  static void on_dispatch_complete(process& p, status s) noexcept {
+    auto& self = *static_cast<basic_queue_process*>(p.user_data());
+    self.dispatch_status_ = s;  // read by the drain after the wake below
+  }
+
+  static void on_dispatch_release(process& p) noexcept {
+    auto& self = *static_cast<basic_queue_process*>(p.user_data());
+    self.wake();  // the suspend issue_dispatch added
+  }
+
+  /// Completes the head operation with `outcome`: reaches or fails its
+  /// signals, retires its epoch (success only), fails the queue on error.
+  void finish(slot& sl, const status& outcome) noexcept {
+    if (outcome) {
+      for (std::size_t i = 0; i < sl.signal_count; ++i) {
+        (void)sl.signals[i].semaphore->device_signal(sl.signals[i].value);
+      }
+      if (progress_ != nullptr) (void)progress_->signal(sl.epoch);
+      if (retire_ != nullptr) retire_(retire_context_, sl.epoch);
+      return;
+    }
+    fail_queue(outcome.error_value());
+    const error e = *failure_ptr();
+    for (std::size_t i = 0; i < sl.signal_count; ++i) sl.signals[i].semaphore->fail(e);
+    if (progress_ != nullptr) progress_->fail(e);
+  }
+
+  void fail_queue(const error& e) noexcept {
+    bool expected = false;
+    if (failure_claim_.compare_exchange_strong(expected, true, std::memory_order_relaxed)) {
+      failure_ = e;
+      failed_.store(true, std::memory_order_release);
+    }
+  }
+
+  [[nodiscard]] const error* failure_ptr() const noexcept {
+    return failed_.load(std::memory_order_acquire) ? &failure_ : nullptr;
+  }
+
+  //===-- teardown --===//
+
+  static void on_release(process& p) noexcept {
+    auto& self = static_cast<basic_queue_process&>(p);
+    self.released_.store(true, std::memory_order_release);
+    self.released_.notify_all();
+  }
+
+  void shutdown() noexcept {
+    if (!is_submitted()) return;
+    // Fail what still waits: a node whose cancel() succeeds will never
+    // fire, so its wait (and the unarmed ones) is dropped here. A node
+    // that was firing as we looked may re-arm itself on a later wait, so
+    // the pass repeats until the queue is idle.
+    const error closed{errc::cancelled, "queue_process: queue closed with the operation pending"};
+    for (;;) {
+      const std::uint64_t t = tail_.load(std::memory_order_relaxed);
+      for (std::uint64_t h = head_.load(std::memory_order_acquire); h < t; ++h) {
+        slot& sl = ring_[h % Capacity];
+        for (semaphore_timepoint& node : sl.nodes) {
+          if (node.cancel()) on_wait_met(node, closed);
+        }
+      }
+      const auto soon = std::chrono::steady_clock::now() + std::chrono::milliseconds(10);
+      if (wait_idle(soon).code() != errc::timeout) break;
+    }
+    // Asleep now (suspend count 1, or being put to sleep): cancel resolves
+    // it inline, or flags it so that the executor completes it; either way
+    // release runs, and the executor no longer holds it after that.
+    (void)cancel();
+    while (!released_.load(std::memory_order_acquire)) released_.wait(false);
+  }
+
+  //===-- fields --===//
+
+  // Submitter side.
+  alignas(CAUSAL_CACHELINE_SIZE) std::atomic<std::uint64_t> tail_{0};
+  std::uint64_t published_ = 0;
+  bool staging_open_ = false;
+  bool closed_ = false;
+  retire_fn retire_ = nullptr;
+  void* retire_context_ = nullptr;
+  Semaphore* progress_ = nullptr;
+  // Drain side.
+  alignas(CAUSAL_CACHELINE_SIZE) std::atomic<std::uint64_t> head_{0};
+  status dispatch_status_{};
+  // Wakers.
+  alignas(CAUSAL_CACHELINE_SIZE) std::atomic<bool> sleeping_{false};
+  alignas(CAUSAL_CACHELINE_SIZE) std::atomic<bool> failed_{false};
+  std::atomic<bool> failure_claim_{false};
+  error failure_{};
+  std::atomic<std::uint64_t> dispatches_{0};
+  std::atomic<std::uint32_t> idle_waiters_{0};
+  ext::park_word idle_word_{0};
+  std::atomic<bool> released_{false};
+  basic_block_processor<> dispatcher_{empty_commands()};
+  std::array<slot, Capacity> ring_{};
+
+  static const command_buffer& empty_commands() noexcept {
+    static const command_buffer empty;
+    return empty;
+  }
+};
+
+/// A CPU queue process over the default semaphore.
+using queue_process = basic_queue_process<>;
+
+//===-- queue_process_backend -----------------------------------------------===//
+
+/// The queue_backend that forwards a basic_queue's submissions to a queue
+/// process: basic_queue<Frontier, queue_process_backend<QP>> is a CPU queue.
+template <class QueueProcess>
+class queue_process_backend {
+ public:
+  using semaphore_type = typename QueueProcess::semaphore_type;
+  using operation_type = queue_operation;
+  /// A timepoint can be armed on a value nobody has submitted yet.
+  static constexpr bool waits_before_signal = true;
+
+  explicit queue_process_backend(QueueProcess& target) noexcept : target_(&target) {}
+
+  status issue_wait(semaphore_type& s, std::uint64_t v) noexcept { return target_->stage_wait(s, v); }
+  status execute(const operation_type& op, std::uint64_t epoch) noexcept {
+    return target_->stage_operation(op, epoch);
+  }
+  status issue_signal(semaphore_type& s, std::uint64_t v) noexcept {
+    return target_->stage_signal(s, v);
+  }
+  status flush() noexcept { return target_->publish(); }
+
+  [[nodiscard]] QueueProcess& process() const noexcept { return *target_; }
+
+ private:
+  QueueProcess* target_;
+};
+
+CAUSAL_END_NAMESPACE
