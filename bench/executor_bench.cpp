@@ -47,6 +47,11 @@
 //     tbb_task_group           task_group::run of an empty lambda (allocates)
 //   pingpong/hot/causal      two processes wake each other (each suspends,
 //                            wakes the other, sleeps); ns_per_wake = one-way
+//   signal_to_drain/<spinning|parked>/causal
+//                            semaphore signal -> timepoint wakes a process ->
+//                            a worker drains it -> the benchmark thread sees
+//                            its store: one round trip per iteration, with
+//                            workers spinning or parked (spin budget 0)
 //   scan/<case>/<policy>     one pick() over a 64-slot view: `full` (all
 //                            runnable), `last` (only slot 63 runnable: a full
 //                            revolution), `empty` (a miss)
@@ -88,6 +93,7 @@
 #include <causal/scan/budget_weighted.hpp>
 #include <causal/scan/priority_ordered.hpp>
 #include <causal/scan/round_robin.hpp>
+#include <causal/semaphore.hpp>
 
 #include <benchmark/benchmark.h>
 #include <oneapi/tbb/flow_graph.h>
@@ -774,6 +780,65 @@ void bm_pingpong_causal(benchmark::State& state) {
   (void)b.p.cancel();
 }
 
+//===-- signal -> dependent drain -------------------------------------------------===//
+
+// A process asleep on a semaphore timepoint; the benchmark thread signals
+// the semaphore, the timepoint (run inline by signal()) wakes the process,
+// a worker drains it, and the drain publishes the value it was woken for,
+// which the benchmark thread spins on. One iteration is that round trip:
+// an upper bound on signal -> dependent drain (it adds the drain's store
+// reaching the benchmark thread's core). Arg 0: workers spin before
+// parking (the default spin budget); arg 1: spin budget 0, so the worker is
+// parked and the wake includes a futex wake.
+struct signal_drain_state {
+  causal::semaphore sem;
+  causal::semaphore_timepoint tp;
+  causal::process p;
+  std::atomic<std::uint64_t> seen{0};
+  std::uint64_t next = 1;
+
+  static void on_reached(causal::semaphore_timepoint& node, causal::status) noexcept {
+    static_cast<signal_drain_state*>(node.user_data())->p.wake();
+  }
+  void arm() noexcept {
+    tp.reset(next, &on_reached, this);
+    sem.add_timepoint(tp);
+  }
+};
+
+void bm_signal_to_drain(benchmark::State& state) {
+  const bool parked = state.range(0) != 0;
+  signal_drain_state st;
+  st.p.set_user_data(&st);
+  st.p.set_drain([](causal::process& self, causal::worker_context&) noexcept {
+    auto* me = static_cast<signal_drain_state*>(self.user_data());
+    me->seen.store(me->next, std::memory_order_release);
+    ++me->next;
+    self.suspend();  // before arming: the timepoint may fire at once
+    me->arm();
+    return causal::drain_result::sleep();
+  });
+  st.p.suspend();
+  causal::executor ex(causal::executor_options{
+      .worker_count = workers,
+      .spin_budget = parked ? 0u : causal::executor_options::traits_spin_budget});
+  ex.submit(st.p);
+  st.arm();
+  std::uint64_t v = 0;
+  for (auto _ : state) {
+    ++v;
+    if (parked) {
+      // Let the worker park, as it would between bursts of work.
+      while (ex.parked_workers() != workers) std::this_thread::yield();
+    }
+    (void)st.sem.signal(v);
+    while (st.seen.load(std::memory_order_acquire) != v) {
+    }
+  }
+  (void)st.tp.cancel();
+  (void)st.p.cancel();  // asleep: resolved inline
+}
+
 //===-- scan ----------------------------------------------------------------------===//
 
 struct fake_slots {
@@ -843,6 +908,9 @@ BENCHMARK(bm_activation_causal)->Name("activation/causal")->Unit(benchmark::kMic
 BENCHMARK(bm_activation_tbb_task_group)->Name("activation/tbb_task_group")->Unit(benchmark::kMicrosecond);
 
 BENCHMARK(bm_pingpong_causal)->Name("pingpong/hot/causal")->UseRealTime()->Unit(benchmark::kMillisecond);
+
+BENCHMARK(bm_signal_to_drain)->Name("signal_to_drain/spinning/causal")->Arg(0)->UseRealTime()->Unit(benchmark::kNanosecond);
+BENCHMARK(bm_signal_to_drain)->Name("signal_to_drain/parked/causal")->Arg(1)->UseRealTime()->Unit(benchmark::kNanosecond);
 
 BENCHMARK_TEMPLATE(bm_scan, causal::scan::round_robin)->Name("scan/full/round_robin")->Arg(0);
 BENCHMARK_TEMPLATE(bm_scan, causal::scan::priority_ordered)->Name("scan/full/priority_ordered")->Arg(0);

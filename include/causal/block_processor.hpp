@@ -481,20 +481,10 @@ class basic_block_processor : public process {
     }
   }
 
-  /// True when this drain call is guaranteed to be the only one (file
-  /// comment, "Exclusive path").
-  [[nodiscard]] bool exclusive(const worker_context& ctx) noexcept {
-    if (ctx.index_bound() == 1) return true;
-    // relaxed: written before the process was published to the list or
-    // slot this worker took it from (release there, acquire here).
-    const std::uint32_t placement =
-        detail::process_access::placement(*this).load(std::memory_order_relaxed);
-    return placement >= detail::placed_overflow;
-  }
-
   static drain_result drain_thunk(process& p, worker_context& ctx) noexcept {
     auto& self = static_cast<basic_block_processor&>(p);
-    return self.exclusive(ctx) ? self.drain_exclusive(ctx) : self.drain_shared(ctx);
+    // file comment, "Exclusive path"
+    return self.is_exclusive_drain(ctx) ? self.drain_exclusive(ctx) : self.drain_shared(ctx);
   }
 
   /// The multi-drainer path: claim chunks by CAS, count them finished,

@@ -978,7 +978,14 @@ class basic_executor : private detail::executor_base {
         }
       }
     }
-    // Drain again later: the back of its list.
+    // Drain again later. A drain that raised the wake budget above 1 asked
+    // for more workers: it moves to a compute slot now (or back to the
+    // overflow list when none is free), not at its next activation.
+    if (p.wake_budget() > 1) [[unlikely]] {
+      place_compute(p);
+      return r.did_work;
+    }
+    // Otherwise the back of its list.
     if (detail::process_access::placement(p).load(std::memory_order_relaxed) ==
         detail::placed_overflow) {
       overflow_.push(p);

@@ -453,6 +453,20 @@ class alignas(CAUSAL_CACHELINE_SIZE) process {
   [[nodiscard]] bool is_submitted() const noexcept {
     return executor_.load(std::memory_order_relaxed) != nullptr;
   }
+  /// Called from drain(): true when the calling worker is guaranteed to be
+  /// the process's only drainer for this call, so the drain may use plain
+  /// loads and stores instead of atomics. That holds when the process was
+  /// activated onto one of the executor's lists (wake budget 1 then; list
+  /// hand-offs order one drain after the previous), when the executor runs
+  /// no worker threads (`ctx.index_bound() == 1`), or when drain() is
+  /// called outside any executor. A process in a compute slot is not
+  /// exclusive even if only one worker happens to be inside.
+  [[nodiscard]] bool is_exclusive_drain(const worker_context& ctx) const noexcept {
+    if (ctx.index_bound() == 1) return true;
+    // relaxed: written before the process was published to the list or
+    // slot this worker took it from (release there, acquire here).
+    return placement_.load(std::memory_order_relaxed) >= detail::placed_overflow;
+  }
 
  private:
   friend struct detail::process_access;

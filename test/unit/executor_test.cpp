@@ -763,6 +763,62 @@ TEST_CASE("executor: raising the wake budget from drain() updates the aggregate"
   CHECK(ex.aggregate_budget() == 0);
 }
 
+TEST_CASE("executor: a listed process that raises its budget moves to a compute slot at once",
+          "[executor][budget]") {
+  causal::executor ex(workers(0));
+  struct grow {
+    int drains = 0;
+    std::uint32_t slots_seen = 0;
+    std::int64_t aggregate_seen = 0;
+    causal::executor* ex = nullptr;
+    process p;
+  } g;
+  g.ex = &ex;
+  g.p.set_user_data(&g);
+  g.p.set_drain([](process& self, worker_context&) noexcept {
+    auto* s = static_cast<grow*>(self.user_data());
+    ++s->drains;
+    if (s->drains == 1) {
+      self.set_wake_budget(4);  // listed (budget 1) so far
+      return drain_result::more();
+    }
+    s->slots_seen = s->ex->occupied_slots();
+    s->aggregate_seen = s->ex->aggregate_budget();
+    return drain_result::complete();
+  });
+  ex.submit(g.p);
+  CHECK(ex.occupied_slots() == 0);
+  ex.run_until_idle();
+  CHECK(g.drains == 2);
+  CHECK(g.slots_seen == 1);
+  CHECK(g.aggregate_seen == 4);
+  CHECK(ex.occupied_slots() == 0);
+}
+
+TEST_CASE("executor: is_exclusive_drain is true on a list, false in a compute slot",
+          "[executor][budget]") {
+  causal::executor ex(workers(2));
+  struct probe {
+    std::atomic<int> exclusive{-1};
+    process p;
+  } listed, wide;
+  for (probe* x : {&listed, &wide}) {
+    x->p.set_user_data(x);
+    x->p.set_drain([](process& self, worker_context& ctx) noexcept {
+      static_cast<probe*>(self.user_data())->exclusive.store(self.is_exclusive_drain(ctx) ? 1 : 0);
+      return drain_result::complete();
+    });
+  }
+  wide.p.set_wake_budget(2);
+  ex.submit(listed.p);
+  ex.submit(wide.p);
+  REQUIRE(eventually([&] { return listed.p.is_complete() && wide.p.is_complete(); }));
+  CHECK(listed.exclusive.load() == 1);
+  CHECK(wide.exclusive.load() == 0);
+  process outside;
+  CHECK(outside.is_exclusive_drain(worker_context(0, 3)));  // never placed
+}
+
 //===-- scan policies -------------------------------------------------------===//
 
 namespace {
