@@ -163,7 +163,7 @@ int main(int argc, char** argv) {
     rs.id = r;
     // [snippet:pipeline_request]
     // Tokenizer: alloca tokens[r], tokenize, signal tokens_ready = r.
-    auto tokens = pool.acquire(tokenizer.core(), tokens_bytes);
+    auto tokens = tokenizer.stream_alloca(pool, tokens_bytes);
     if (!tokens) return 1;
     rs.tokens = reinterpret_cast<std::uint32_t*>(arena.data() + tokens->offset);
     request_state* p = &rs;
@@ -171,7 +171,7 @@ int main(int argc, char** argv) {
                          [p](const causal::host_call_context&) noexcept { tokenize(*p); }));
 
     // Encoder: alloca hidden[r], 64 tiles after tokens_ready = r.
-    auto hidden = pool.acquire(encoder.core(), hidden_bytes);
+    auto hidden = encoder.stream_alloca(pool, hidden_bytes);
     if (!hidden) return 1;
     rs.hidden = reinterpret_cast<std::uint64_t*>(arena.data() + hidden->offset);
     (void)encode_commands[r].dispatch(&encode_tile, &rs, encoder_tiles);
@@ -185,8 +185,8 @@ int main(int argc, char** argv) {
                        [p](const causal::host_call_context&) noexcept {
                          p->output = decode(p->hidden, p->tokens);
                        }));
-    (void)pool.release(*tokens, decoder.core());
-    (void)pool.release(*hidden, decoder.core());
+    (void)decoder.stream_dealloca(pool, *tokens);
+    (void)decoder.stream_dealloca(pool, *hidden);
     // [/snippet]
   }
 

@@ -52,6 +52,7 @@
 #include <causal/axis.hpp>
 #include <causal/config.hpp>
 #include <causal/frontier.hpp>
+#include <causal/pool.hpp>
 #include <causal/queue.hpp>
 #include <causal/queue_process.hpp>
 #include <causal/result.hpp>
@@ -129,6 +130,27 @@ class basic_queue {
                               std::initializer_list<signal_type> signals,
                               const command_buffer& commands, block_options options = {}) noexcept {
     return submit(waits, signals, queue_operation::dispatch(commands, options));
+  }
+
+  /// Stream-ordered allocation (named stream_alloca because glibc's
+  /// <alloca.h> defines an `alloca` macro): a block of `size` bytes from `pool` (a
+  /// basic_block_pool over core_type) for this queue's *next* submitted
+  /// operation. Reuse of a block another queue freed is proven by this
+  /// queue's knowledge, by completion, or by device waits the pool adds to
+  /// that next operation ("try before you fence", pool.hpp); the host
+  /// never blocks. Errors as pool.acquire (nothing fits: resource_exhausted).
+  template <class Pool>
+  result<pool_block> stream_alloca(Pool& pool, std::size_t size) noexcept {
+    return pool.acquire(core_, size);
+  }
+
+  /// Stream-ordered free: returns `block` to `pool` with this queue's death
+  /// frontier, after every operation submitted so far. Call it after the
+  /// submission of the block's last use on this queue (a use on another
+  /// queue must be ordered before that submission by its waits).
+  template <class Pool>
+  status stream_dealloca(Pool& pool, const pool_block& block) noexcept {
+    return pool.release(block, core_);
   }
 
   /// Blocks until everything submitted so far has completed (or
