@@ -7,7 +7,8 @@
 // timeline semaphores, queues with wait elision, the completion tracker,
 // block pools with death frontiers, collective channels, processes, the
 // cooperative executor and its scan policies, block/stream/coroutine/queue
-// processes, result types, configuration and version. Adapter headers live under
+// processes, tracing (sink, recorder, Chrome JSON and DOT writers), result
+// types, configuration and version. Adapter headers live under
 // <causal/adapters/...> and are included explicitly.
 //
 // Thread safety: see each included header.
@@ -38,4 +39,6 @@
 #include <causal/scope.hpp>
 #include <causal/semaphore.hpp>
 #include <causal/stream_process.hpp>
+#include <causal/trace.hpp>
+#include <causal/trace_sink.hpp>
 #include <causal/version.hpp>

@@ -35,6 +35,11 @@
 // with the recorded frontier, and retire(epoch) updates the queue's
 // completed epoch (and an attached completion tracker).
 //
+// Tracing. With a trace_sink installed (set_trace_sink), each executed
+// operation reports its waits' tiers, then itself, then its signals; a
+// deferral and a retire report themselves. With none, each hook site is one
+// never-taken branch (<causal/trace_sink.hpp>).
+//
 // Thread safety: a queue is externally synchronised, like a VkQueue: one
 //                thread at a time calls submit/pump/knowledge. stats(),
 //                completed_epoch() and retire() may be called from any
@@ -42,13 +47,17 @@
 // Memory order:  retire(e) releases; completed_epoch() acquires.
 // Blocking/allocation: never blocks, never allocates. submit takes the
 //                spin locks of the semaphores it touches (frontier_at,
-//                submit_signal), nothing else.
+//                submit_signal), nothing else. An installed trace sink
+//                runs on the calling thread and may do either.
 // Size:          sizeof(Frontier) * (1 + deferred slots) plus the backend;
 //                deferred submissions live in a fixed inline table.
 // Configuration: Frontier, Backend (concept queue_backend); limits
-//                max_waits, max_signals, max_deferred (static members).
+//                max_waits, max_signals, max_deferred (static members);
+//                optional `backend.trace_label(op)` names operations in
+//                traces; CAUSAL_ENABLE_TRACE_HOOKS.
 // See also:      ../shared/DESIGN.md §5, <causal/semaphore.hpp>,
-//                <causal/completion.hpp>, <causal/pool.hpp>.
+//                <causal/completion.hpp>, <causal/pool.hpp>,
+//                <causal/trace_sink.hpp>.
 #pragma once
 
 #include <causal/axis.hpp>
@@ -56,6 +65,7 @@
 #include <causal/frontier.hpp>
 #include <causal/result.hpp>
 #include <causal/semaphore.hpp>
+#include <causal/trace_sink.hpp>
 
 #include <array>
 #include <atomic>
@@ -86,6 +96,8 @@ CAUSAL_BEGIN_NAMESPACE
 ///   stops the submission (see basic_queue::submit).
 /// - optionally `flush()`, called once after the last issue_signal of a
 ///   submission (a batching backend submits there).
+/// - optionally `trace_label(op)` returning a `const char*` (valid during
+///   the call): the operation's name in traces.
 template <class B>
 concept queue_backend =
     requires(B& backend, typename B::semaphore_type& sem, std::uint64_t value,
@@ -195,7 +207,16 @@ class basic_queue {
     if (seen < epoch && retire_observer_ != nullptr) {
       retire_observer_(retire_context_, axis_, epoch);
     }
+    if (traced(trace_) && seen < epoch) [[unlikely]] {
+      trace_retire(epoch);
+    }
   }
+
+  /// Reports this queue's decisions to `sink` from now on (null: stop).
+  /// Not concurrently with any other member (retire() included); the sink
+  /// must outlive its installation. See <causal/trace_sink.hpp>.
+  void set_trace_sink(trace_sink* sink) noexcept { trace_ = sink; }
+  [[nodiscard]] trace_sink* get_trace_sink() const noexcept { return trace_; }
 
   /// Forwards every retire() to `tracker.advance(axis(), epoch)`.
   /// The tracker must outlive the queue and know this axis.
@@ -227,7 +248,7 @@ class basic_queue {
     if (deferred_count_ != 0) return defer(waits, signals, op);
     plan p;
     if (status s = classify(waits, p); !s) return s.error_value();
-    if (p.must_defer) return defer(waits, signals, op);
+    if (p.must_defer) return defer(waits, signals, op, &p);
     return execute_planned(waits, signals, op, p);
   }
 
@@ -252,7 +273,7 @@ class basic_queue {
       plan p;
       status classified = classify(waits, p);
       if (classified && p.must_defer) break;
-      result<submission> r = classified ? execute_planned(waits, signals, d.op, p)
+      result<submission> r = classified ? execute_planned(waits, signals, d.op, p, /*pumped=*/true)
                                         : result<submission>{classified.error_value()};
       if (!r) fail_signals(signals, r.error_value());
       deferred_head_ = (deferred_head_ + 1) % max_deferred;
@@ -426,7 +447,8 @@ class basic_queue {
 
   result<submission> execute_planned(std::span<const wait_type> waits,
                                      std::span<const signal_type> signals,
-                                     const operation_type& op, const plan& p) noexcept {
+                                     const operation_type& op, const plan& p,
+                                     bool pumped = false) noexcept {
     queue_stats delta{};
     for (std::size_t i = 0; i < waits.size(); ++i) {
       if (p.tiers[i] != tier::device) continue;
@@ -458,6 +480,9 @@ class basic_queue {
     }
     epoch_ = e;
     (void)knowledge_.insert_or_raise(axis_, e);
+    if (traced(trace_)) [[unlikely]] {
+      trace_operation(waits, signals.size(), op, p, e, pumped);
+    }
     const frontier_entry producer{axis_, e};
     status first_failure{};
     for (const signal_type& sig : signals) {
@@ -471,6 +496,9 @@ class basic_queue {
         continue;
       }
       ++delta.signals;
+      if (traced(trace_)) [[unlikely]] {
+        trace_signal(sig, e);
+      }
     }
     if constexpr (requires { backend_.flush(); }) {
       if (status s = backend_.flush(); !s) {
@@ -485,7 +513,7 @@ class basic_queue {
   }
 
   result<submission> defer(std::span<const wait_type> waits, std::span<const signal_type> signals,
-                           const operation_type& op) noexcept {
+                           const operation_type& op, const plan* p = nullptr) noexcept {
     if (deferred_count_ == max_deferred) {
       return error{errc::resource_exhausted, "submit: max_deferred submissions already held",
                    max_deferred};
@@ -498,7 +526,100 @@ class basic_queue {
     d.op = op;
     ++deferred_count_;
     ++stats_.host_deferrals;
+    if (traced(trace_)) [[unlikely]] {
+      trace_deferral(waits, op, p);
+    }
     return submission{0, true};
+  }
+
+  //===-- trace emitters (out of line; run only with a sink) ----------------===//
+
+  static std::uint64_t trace_tag(const operation_type& op) noexcept {
+    if constexpr (std::is_convertible_v<const operation_type&, std::uint64_t>) {
+      return static_cast<std::uint64_t>(op);
+    } else {
+      return 0;
+    }
+  }
+
+  const char* trace_label(const operation_type& op) const noexcept {
+    if constexpr (requires {
+                    { backend_.trace_label(op) } -> std::convertible_to<const char*>;
+                  }) {
+      return backend_.trace_label(op);
+    } else {
+      return nullptr;
+    }
+  }
+
+  CAUSAL_NOINLINE void trace_operation(std::span<const wait_type> waits, std::size_t signal_count,
+                                       const operation_type& op, const plan& p, std::uint64_t e,
+                                       bool pumped) const noexcept {
+    for (std::size_t i = 0; i < waits.size(); ++i) {
+      trace_queue_wait w;
+      w.time_ns = trace_now_ns();
+      w.queue = axis_;
+      w.epoch = e;
+      w.index = static_cast<std::uint32_t>(i);
+      w.semaphore = waits[i].semaphore;
+      w.value = waits[i].value;
+      switch (p.tiers[i]) {
+        case tier::reached: w.tier = trace_tier::reached; break;
+        case tier::same_queue: w.tier = trace_tier::same_queue; break;
+        case tier::dominated: w.tier = trace_tier::dominated; break;
+        case tier::device:
+        case tier::defer: w.tier = trace_tier::device; break;
+      }
+      if (p.imports[i]) {
+        const imported_type& imported = *p.imports[i];
+        w.producer = imported.producer;
+        w.signal_value = imported.signal_value;
+        w.reached = imported.reached;
+        w.value_tainted = imported.value_tainted;
+        w.imported = import_is_knowledge(p, i, waits[i].value);
+        w.frontier = trace_frontier::of(imported.frontier);
+      }
+      trace_->on_queue_wait(w);
+    }
+    trace_queue_submit s;
+    s.time_ns = trace_now_ns();
+    s.queue = axis_;
+    s.epoch = e;
+    s.tag = trace_tag(op);
+    s.label = trace_label(op);
+    s.wait_count = static_cast<std::uint32_t>(waits.size());
+    s.signal_count = static_cast<std::uint32_t>(signal_count);
+    s.pumped = pumped;
+    s.knowledge = trace_frontier::of(knowledge_);
+    trace_->on_queue_submit(s);
+  }
+
+  CAUSAL_NOINLINE void trace_signal(const signal_type& sig, std::uint64_t e) const noexcept {
+    trace_->on_queue_signal(trace_queue_signal{trace_now_ns(), axis_, e, sig.semaphore, sig.value});
+  }
+
+  CAUSAL_NOINLINE void trace_deferral(std::span<const wait_type> waits, const operation_type& op,
+                                      const plan* p) const noexcept {
+    trace_queue_deferral d;
+    d.time_ns = trace_now_ns();
+    d.queue = axis_;
+    d.tag = trace_tag(op);
+    d.label = trace_label(op);
+    d.held = static_cast<std::uint32_t>(deferred_count_);
+    if (p != nullptr) {
+      for (std::size_t i = 0; i < waits.size(); ++i) {
+        if (p->tiers[i] != tier::defer) continue;
+        d.wait_index = static_cast<std::uint32_t>(i);
+        d.semaphore = waits[i].semaphore;
+        d.value = waits[i].value;
+        break;
+      }
+    }
+    trace_->on_queue_deferral(d);
+  }
+
+  CAUSAL_NOINLINE void trace_retire(std::uint64_t epoch) const noexcept {
+    trace_->on_queue_retire(trace_queue_retire{trace_now_ns(), axis_, epoch});
   }
 
   static void fail_signals(std::span<const signal_type> signals, const error& e) noexcept {
@@ -521,6 +642,7 @@ class basic_queue {
   Backend backend_;
   void (*retire_observer_)(void*, causal::axis, std::uint64_t) noexcept = nullptr;
   void* retire_context_ = nullptr;
+  trace_sink* trace_ = nullptr;
   std::size_t deferred_head_ = 0;
   std::size_t deferred_count_ = 0;
   std::array<deferred, max_deferred> deferred_{};

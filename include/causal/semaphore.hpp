@@ -41,6 +41,11 @@
 // or `errc::cancelled` when the semaphore is destroyed first. Callbacks may
 // signal other semaphores (`semaphore_link` relays S >= x to T := y).
 //
+// Tracing. With a trace_sink installed (set_trace_sink), every reached
+// value reports its frontier and producer (under the lock, so in value
+// order) and the failure that wins reports itself; with none, each hook
+// site is one never-taken branch (<causal/trace_sink.hpp>).
+//
 // Thread safety: every member may be called concurrently from any thread,
 //                including from inside a timepoint callback (no lock is
 //                held while callbacks run).
@@ -54,13 +59,15 @@
 //                for a bounded, allocation-free critical section (a copy of
 //                one record); wait/wait_all/wait_any spin briefly, then park
 //                on a 32-bit futex word. Callbacks run on the signalling
-//                thread.
+//                thread, as do the hooks of an installed trace sink (which
+//                may lock or allocate; they run under the spin lock).
 // Size:          about (HistoryDepth + PendingCapacity + 1) * sizeof(Frontier)
 //                plus two cache lines; ~3 KiB with the defaults.
 // Configuration: Frontier (default causal::frontier), HistoryDepth
-//                (default 4), PendingCapacity (default 8); scope at creation.
+//                (default 4), PendingCapacity (default 8); scope at creation;
+//                CAUSAL_ENABLE_TRACE_HOOKS.
 // See also:      ../shared/DESIGN.md §4, <causal/queue.hpp>,
-//                <causal/ext/park_word.hpp>.
+//                <causal/ext/park_word.hpp>, <causal/trace_sink.hpp>.
 #pragma once
 
 #include <causal/config.hpp>
@@ -68,6 +75,7 @@
 #include <causal/ext/park_word.hpp>
 #include <causal/frontier.hpp>
 #include <causal/result.hpp>
+#include <causal/trace_sink.hpp>
 
 #include <boost/atomic/ipc_atomic.hpp>
 #include <boost/intrusive/list.hpp>
@@ -453,10 +461,22 @@ class basic_semaphore {
       }
       take_all(doomed);
     }
+    if (traced(trace_)) [[unlikely]] {
+      trace_fail(e);
+    }
     fire_all(doomed, status{e});
     wake_host_waiters();
     return true;
   }
+
+  //===-- tracing -----------------------------------------------------------===//
+
+  /// Reports reached values and the failure to `sink` from now on (null:
+  /// stop). Not concurrently with any other member; the sink must outlive
+  /// its installation. on_semaphore_signal runs with this semaphore's lock
+  /// held, so no hook may call into it. See <causal/trace_sink.hpp>.
+  void set_trace_sink(trace_sink* sink) noexcept { trace_ = sink; }
+  [[nodiscard]] trace_sink* get_trace_sink() const noexcept { return trace_; }
 
   //===-- history -----------------------------------------------------------===//
 
@@ -727,6 +747,9 @@ class basic_semaphore {
       // published by the lock to frontier_at, and by this store to
       // anyone who only reads the payload.
       payload_.store(v, std::memory_order_seq_cst);
+      if (traced(trace_)) [[unlikely]] {
+        trace_reached(reached);
+      }
       if (timepoint_count_.load(std::memory_order_relaxed) != 0) {
         while (!timepoints_.empty() && timepoints_.front().threshold_ <= v) {
           semaphore_timepoint& tp = timepoints_.front();
@@ -740,6 +763,16 @@ class basic_semaphore {
     fire_all(due, status{});
     wake_host_waiters();
     return status{};
+  }
+
+  CAUSAL_NOINLINE void trace_reached(const record& r) const noexcept {
+    trace_->on_semaphore_signal(trace_semaphore_signal{trace_now_ns(), this, r.value, r.producer,
+                                                       r.external, trace_frontier::of(r.frontier)});
+  }
+
+  CAUSAL_NOINLINE void trace_fail(const error& e) const noexcept {
+    trace_->on_semaphore_fail(
+        trace_semaphore_fail{trace_now_ns(), this, e.code(), e.message().data(), e.position()});
   }
 
   void push_reached(const record& r) noexcept {
@@ -951,7 +984,7 @@ class basic_semaphore {
   }
 
   // Cache-line map. Line 0: what every reader touches (payload, watermark,
-  // failure flag, shared block pointer). Line 1: the lock and counters
+  // failure flag, shared block pointer, trace sink). Line 1: the lock and counters
   // writers touch. Then the records, read and written under the lock.
   alignas(CAUSAL_CACHELINE_SIZE) const semaphore_scope scope_;
   std::atomic<std::uint64_t> payload_{0};
@@ -959,6 +992,8 @@ class basic_semaphore {
   std::atomic<bool> failed_{false};
   detail::shared_timeline_block* shared_ = nullptr;
   int shared_fd_ = -1;
+  // Set before the semaphore is shared, then only read: no false sharing.
+  trace_sink* trace_ = nullptr;
 
   alignas(CAUSAL_CACHELINE_SIZE) mutable detail::spin_lock lock_;
   std::atomic<std::uint32_t> timepoint_count_{0};
