@@ -101,6 +101,7 @@
 #include <causal/detail/spin_lock.hpp>
 #include <causal/ext/park_word.hpp>
 #include <causal/result.hpp>
+#include <causal/trace_sink.hpp>
 
 #include <atomic>
 #include <cstddef>
@@ -174,6 +175,8 @@ struct executor_base {
   /// The drain function changed the wake budget of `p` in slot `slot`.
   void (*budget_changed)(executor_base&, process&, std::uint32_t slot,
                          std::uint32_t budget) noexcept = nullptr;
+  /// Where drains, completions and wakes are reported (null: nowhere).
+  trace_sink* trace = nullptr;
 };
 
 /// A node of a scope's member list (circular, with a sentinel).
@@ -700,11 +703,13 @@ inline bool process::wake(std::uint32_t n) noexcept {
       // binding it made before dropping the submit hold is visible.
       detail::executor_base* const ex = executor_.load(std::memory_order_relaxed);
       CAUSAL_ASSERT(ex != nullptr, "process::wake: count reached 0 before submit");
+      report_wake(ex->trace, this, n, /*runnable=*/true);
       ex->activate(*ex, *this);
       return true;
     }
     case detail::wake_outcome::resume:
       if (placement < detail::placed_overflow && ex_before != nullptr) {
+        report_wake(ex_before->trace, this, n, /*runnable=*/true);
         ex_before->resume(*ex_before, *this, placement);
       }
       return true;

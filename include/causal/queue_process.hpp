@@ -124,8 +124,9 @@ struct host_call_context {
 using host_call_fn = status (*)(void* user_data, const host_call_context& context) noexcept;
 
 /// One operation of a CPU queue: a host call, a dispatch of a command
-/// buffer, or a marker. Default-constructible, trivially copyable (a
-/// deferred submission keeps a copy), 80 bytes.
+/// buffer, or a marker, with an optional label for traces.
+/// Default-constructible, trivially copyable (a deferred submission keeps
+/// a copy), 96 bytes.
 class queue_operation {
  public:
   enum class kind : std::uint8_t { marker, host_call, dispatch };
@@ -192,6 +193,24 @@ class queue_operation {
     return op;
   }
 
+  /// Returns a copy named `label` in traces (a string that outlives the
+  /// operation, e.g. a literal).
+  [[nodiscard]] queue_operation named(const char* label) const noexcept {
+    queue_operation op = *this;
+    op.label_ = label;
+    return op;
+  }
+  /// The name given by named(), else "host call", "dispatch" or "marker".
+  [[nodiscard]] const char* label() const noexcept {
+    if (label_ != nullptr) return label_;
+    switch (kind_) {
+      case kind::host_call: return "host call";
+      case kind::dispatch: return "dispatch";
+      case kind::marker: break;
+    }
+    return "marker";
+  }
+
   [[nodiscard]] kind what() const noexcept { return kind_; }
   [[nodiscard]] const command_buffer* commands() const noexcept { return commands_; }
   [[nodiscard]] block_options options() const noexcept { return options_; }
@@ -209,6 +228,7 @@ class queue_operation {
     void* user_data_ = nullptr;
     const command_buffer* commands_;
   };
+  const char* label_ = nullptr;
   block_options options_{};
   kind kind_ = kind::marker;
   bool inline_call_ = false;
@@ -695,6 +715,8 @@ class queue_process_backend {
     return target_->stage_signal(s, v);
   }
   status flush() noexcept { return target_->publish(); }
+  /// The operation's name in traces (<causal/trace_sink.hpp>).
+  static const char* trace_label(const operation_type& op) noexcept { return op.label(); }
 
   [[nodiscard]] QueueProcess& process() const noexcept { return *target_; }
 

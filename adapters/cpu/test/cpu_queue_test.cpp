@@ -21,6 +21,7 @@
 #include <causal/pool.hpp>
 #include <causal/executor.hpp>
 #include <causal/semaphore.hpp>
+#include <causal/trace.hpp>
 
 #include "catch.hpp"
 #include "counting_new.hpp"
@@ -35,6 +36,7 @@
 #include <mutex>
 #include <numeric>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -362,4 +364,43 @@ TEST_CASE("cpu queue: a pool fences reuse of a block on the freeing queue's prog
     CHECK(b.progress_timeline().value() == 1);
   }
   CHECK(order == std::vector<int>{1, 2, 3});
+}
+
+TEST_CASE("cpu queue: a trace sink sees labelled operations, tiers, retires and drains", "[cpu][trace]") {
+  causal::executor ex(workers(2));
+  causal::recording_sink sink;
+  semaphore s, t;
+  {
+    causal::cpu::queue a(next_axis(), ex);
+    causal::cpu::queue b(next_axis(), ex);
+    a.set_trace_sink(&sink);
+    b.set_trace_sink(&sink);
+    ex.set_trace_sink(&sink);
+    semaphore gate;
+    REQUIRE(a.host({{&gate, 1}}, {{&s, 1}}, [](const host_call_context&) noexcept {}, "produce"));
+    REQUIRE(b.host({{&s, 1}}, {{&t, 1}}, [](const host_call_context&) noexcept {}, "consume"));
+    REQUIRE(b.submit({{&s, 1}}, {}, queue_operation{}));  // elided: b knows a:1 now
+    REQUIRE(gate.signal(1));
+    REQUIRE(t.wait_for(1, 20s));
+    REQUIRE(a.wait_idle());
+    REQUIRE(b.wait_idle());
+    ex.set_trace_sink(nullptr);
+  }
+  const std::vector<causal::trace_record> events = sink.events();
+  std::vector<std::string> labels;
+  std::vector<causal::trace_tier> tiers;
+  std::size_t retires = 0, drains = 0;
+  for (const auto& e : events) {
+    if (e.kind == causal::trace_kind::queue_submit) labels.push_back(e.text);
+    if (e.kind == causal::trace_kind::queue_wait) tiers.push_back(e.tier);
+    if (e.kind == causal::trace_kind::queue_retire) ++retires;
+    if (e.kind == causal::trace_kind::drain_begin) ++drains;
+  }
+  CHECK(labels == std::vector<std::string>{"produce", "consume", "marker"});
+  REQUIRE(tiers.size() == 3);
+  CHECK(tiers[0] == causal::trace_tier::device);     // a waits for the host's gate
+  CHECK(tiers[1] == causal::trace_tier::device);     // b waits for a
+  CHECK(tiers[2] == causal::trace_tier::dominated);  // b imported a:1 with its first wait
+  CHECK(retires >= 2);
+  CHECK(drains >= 2);
 }

@@ -118,18 +118,21 @@ class basic_queue {
   }
 
   /// Submits a host call of `f` (a small trivially copyable callable, see
-  /// queue_operation::host) or of a function pointer with user data.
+  /// queue_operation::host), named `label` in traces.
   template <class F>
   result<submission> host(std::initializer_list<wait_type> waits,
-                          std::initializer_list<signal_type> signals, F&& f) noexcept {
-    return submit(waits, signals, queue_operation::host(std::forward<F>(f)));
+                          std::initializer_list<signal_type> signals, F&& f,
+                          const char* label = nullptr) noexcept {
+    return submit(waits, signals, queue_operation::host(std::forward<F>(f)).named(label));
   }
 
-  /// Submits a dispatch of `commands` (alive and unchanged until it completes).
+  /// Submits a dispatch of `commands` (alive and unchanged until it
+  /// completes), named `label` in traces.
   result<submission> dispatch(std::initializer_list<wait_type> waits,
                               std::initializer_list<signal_type> signals,
-                              const command_buffer& commands, block_options options = {}) noexcept {
-    return submit(waits, signals, queue_operation::dispatch(commands, options));
+                              const command_buffer& commands, block_options options = {},
+                              const char* label = nullptr) noexcept {
+    return submit(waits, signals, queue_operation::dispatch(commands, options).named(label));
   }
 
   /// Stream-ordered allocation (named stream_alloca because glibc's
@@ -173,6 +176,11 @@ class basic_queue {
     process_.set_progress_timeline(&progress_);
     return progress_;
   }
+
+  /// Reports this queue's submissions, wait decisions, signals and
+  /// retirements to `sink` (null: stop); set it before submitting. The
+  /// queue's operations appear under their queue_operation::named labels.
+  void set_trace_sink(trace_sink* sink) noexcept { core_.set_trace_sink(sink); }
 
   /// Forwards every retired epoch to `tracker.advance(axis(), epoch)`.
   template <class Tracker>
