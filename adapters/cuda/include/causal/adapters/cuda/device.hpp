@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// device: one CUDA/HIP device as the adapter sees it — its driver table,
+// whether it can run 64-bit stream memory operations, a slab of 64-bit
+// timeline words in mapped pinned memory, and a pool of reusable events.
+//
+// Model. Every causal::cuda semaphore owns one 64-bit *word*: the value a
+// stream waits on with cuStreamWaitValue64 (>=) and writes with
+// cuStreamWriteValue64. Words live in one page of page-locked host memory
+// mapped into the device (cudaHostAlloc(Mapped)), so the device polls and
+// writes them and the host can write them too (a host signal relayed to
+// device waiters, <causal/adapters/cuda/semaphore.hpp>). The slab holds
+// `word_capacity` words; allocation is a bitmap scan under a spin lock.
+// Events (for the event mode and for devices without 64-bit memory
+// operations) are created lazily, at most `event_capacity` of them, and
+// recycled through a free list: an event is returned only when the value
+// it marks has been reached on the host, after which no new device wait
+// can name it.
+//
+// The constructor probes the device (set_device, the
+// CAN_USE_64_BIT_STREAM_MEM_OPS attribute, the name) and maps the slab;
+// any failure is kept in setup_status() and every later call returns it.
+//
+// Thread safety: every member may be called from any thread.
+// Memory order:  the slab and the event list are guarded by spin locks
+//                (acquire/release); the probe results are immutable.
+// Blocking/allocation: never blocks. The constructor maps one page of
+//                pinned memory; acquire_event may create an event (a
+//                runtime call) until event_capacity exist; nothing else
+//                allocates.
+// Size:          ~4.4 KiB (the two event tables dominate).
+// Configuration: word_capacity (512: one 4 KiB page), event_capacity (256).
+// See also:      ../shared/DESIGN.md §10, <causal/adapters/cuda/driver.hpp>,
+//                <causal/adapters/cuda/semaphore.hpp>.
+#pragma once
+
+#include <causal/adapters/cuda/api.hpp>
+#include <causal/adapters/cuda/driver.hpp>
+#include <causal/config.hpp>
+#include <causal/detail/spin_lock.hpp>
+#include <causal/result.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+CAUSAL_BEGIN_NAMESPACE
+
+namespace cuda {
+
+/// A 64-bit timeline word: where the host sees it and where the device does.
+struct timeline_word {
+  std::uint64_t* host = nullptr;
+  std::uint64_t* device = nullptr;
+  std::uint32_t index = 0;
+};
+
+/// One device: driver table, capabilities, word slab, event pool.
+class device_context {
+ public:
+  /// Words in the slab (one 4 KiB page of 64-bit words).
+  static constexpr std::size_t word_capacity = 512;
+  /// Most events the context creates.
+  static constexpr std::size_t event_capacity = 256;
+
+  /// Opens device `ordinal` through `driver`; see setup_status().
+  explicit device_context(const driver_table& driver = native_driver(), int ordinal = 0) noexcept
+      : driver_(&driver), ordinal_(ordinal) {
+    setup_ = open();
+  }
+
+  device_context(const device_context&) = delete;
+  device_context& operator=(const device_context&) = delete;
+
+  /// Precondition: every semaphore, queue and pool made from this context
+  /// has been destroyed.
+  ~device_context() {
+    for (std::size_t i = 0; i < events_created_; ++i) (void)driver_->event_destroy(all_events_[i]);
+    if (slab_host_ != nullptr) (void)driver_->host_free(slab_host_);
+  }
+
+  /// Ok, or why the device could not be opened (no device, no memory).
+  [[nodiscard]] status setup_status() const noexcept { return setup_; }
+  [[nodiscard]] const driver_table& driver() const noexcept { return *driver_; }
+  [[nodiscard]] int ordinal() const noexcept { return ordinal_; }
+  /// True when the device runs 64-bit stream memory operations
+  /// (CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS).
+  [[nodiscard]] bool has_memory_ops() const noexcept { return memory_ops_; }
+  /// The device's name ("" if it could not be read).
+  [[nodiscard]] const char* name() const noexcept { return name_.data(); }
+
+  /// Takes a free word and sets it to `initial`. Errors: the setup error;
+  /// `resource_exhausted` when all word_capacity words are taken.
+  result<timeline_word> allocate_word(std::uint64_t initial) noexcept {
+    if (!setup_) return setup_.error_value();
+    causal::detail::spin_guard guard(words_lock_);
+    for (std::size_t i = 0; i < word_capacity; ++i) {
+      std::uint64_t& bits = word_used_[i / 64];
+      const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+      if ((bits & bit) != 0) continue;
+      bits |= bit;
+      timeline_word w{slab_host_ + i, slab_device_ + i, static_cast<std::uint32_t>(i)};
+      *w.host = initial;
+      return w;
+    }
+    return error{errc::resource_exhausted, "device_context: every timeline word is in use",
+                 word_capacity};
+  }
+
+  /// Returns `w` to the slab. Precondition: no stream still waits on it.
+  void free_word(const timeline_word& w) noexcept {
+    if (w.host == nullptr || w.index >= word_capacity) return;
+    causal::detail::spin_guard guard(words_lock_);
+    word_used_[w.index / 64] &= ~(std::uint64_t{1} << (w.index % 64));
+  }
+
+  /// Words in use.
+  [[nodiscard]] std::size_t words_in_use() const noexcept {
+    causal::detail::spin_guard guard(words_lock_);
+    std::size_t n = 0;
+    for (std::uint64_t bits : word_used_) n += static_cast<std::size_t>(__builtin_popcountll(bits));
+    return n;
+  }
+
+  /// Takes an event from the free list, creating one if none is free.
+  /// Errors: the setup error, `resource_exhausted` at event_capacity, or
+  /// the runtime's failure.
+  result<api::event_t> acquire_event() noexcept {
+    if (!setup_) return setup_.error_value();
+    causal::detail::spin_guard guard(events_lock_);
+    if (free_count_ != 0) return free_events_[--free_count_];
+    if (events_created_ == event_capacity) {
+      return error{errc::resource_exhausted, "device_context: event_capacity events in use",
+                   event_capacity};
+    }
+    api::event_t e{};
+    if (status s = to_status(driver_->event_create(&e), "cudaEventCreateWithFlags"); !s) {
+      return s.error_value();
+    }
+    all_events_[events_created_++] = e;
+    return e;
+  }
+
+  /// Returns `e` (from acquire_event) to the free list.
+  void release_event(api::event_t e) noexcept {
+    causal::detail::spin_guard guard(events_lock_);
+    if (free_count_ < event_capacity) free_events_[free_count_++] = e;
+  }
+
+  /// Events created so far / currently free.
+  [[nodiscard]] std::size_t events_created() const noexcept {
+    causal::detail::spin_guard guard(events_lock_);
+    return events_created_;
+  }
+  [[nodiscard]] std::size_t events_free() const noexcept {
+    causal::detail::spin_guard guard(events_lock_);
+    return free_count_;
+  }
+
+ private:
+  status open() noexcept {
+    if (device_count(*driver_) <= ordinal_ || ordinal_ < 0) {
+      return status{error{errc::failed_precondition, "device_context: no such device (no GPU?)",
+                          static_cast<std::uint64_t>(ordinal_ < 0 ? 0 : ordinal_)}};
+    }
+    if (status s = to_status(driver_->set_device(ordinal_), "cudaSetDevice"); !s) return s;
+    int supported = 0;
+    if (driver_->mem_ops_64 != nullptr && driver_->mem_ops_64(ordinal_, &supported) == 0) {
+      memory_ops_ = supported != 0;
+    }
+    if (driver_->device_name != nullptr) {
+      (void)driver_->device_name(ordinal_, name_.data(), name_.size());
+      name_.back() = '\0';
+    }
+    void* host = nullptr;
+    if (status s = to_status(driver_->host_alloc_mapped(&host, word_capacity * sizeof(std::uint64_t)),
+                             "cudaHostAlloc(Mapped)");
+        !s) {
+      return s;
+    }
+    void* device = nullptr;
+    if (status s = to_status(driver_->host_device_pointer(&device, host), "cudaHostGetDevicePointer");
+        !s) {
+      (void)driver_->host_free(host);
+      return s;
+    }
+    slab_host_ = static_cast<std::uint64_t*>(host);
+    slab_device_ = static_cast<std::uint64_t*>(device);
+    return status{};
+  }
+
+  const driver_table* driver_;
+  int ordinal_;
+  status setup_{};
+  bool memory_ops_ = false;
+  std::array<char, 128> name_{};
+
+  mutable causal::detail::spin_lock words_lock_;
+  std::uint64_t* slab_host_ = nullptr;
+  std::uint64_t* slab_device_ = nullptr;
+  std::array<std::uint64_t, word_capacity / 64> word_used_{};
+
+  mutable causal::detail::spin_lock events_lock_;
+  std::size_t events_created_ = 0;
+  std::size_t free_count_ = 0;
+  std::array<api::event_t, event_capacity> all_events_{};
+  std::array<api::event_t, event_capacity> free_events_{};
+};
+
+}  // namespace cuda
+
+CAUSAL_END_NAMESPACE

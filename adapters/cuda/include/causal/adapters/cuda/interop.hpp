@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// interop: a Vulkan timeline semaphore imported into CUDA
+// (cudaImportExternalSemaphore from an opaque timeline fd), waited for and
+// signalled from stream queues, with the values it reaches marked external.
+//
+// Model. `external_timeline` owns the imported handle and refers to a host
+// causal semaphore that stands for the same timeline on this side (the
+// Vulkan adapter's semaphore, or a plain one). wait_op(v) and signal_op(v)
+// are stream_operations: submitted on a stream queue they enqueue
+// cudaWaitExternalSemaphoresAsync / cudaSignalExternalSemaphoresAsync in
+// stream order. The scheduler did not witness how another API reached a
+// value, so `observe(v)` (called when the host learns the Vulkan timeline
+// reached v, e.g. from vkGetSemaphoreCounterValue) advances the host
+// semaphore with signal_external: those values are *tainted* — waits on
+// them import a tainted frontier and are never elided — until a witnessed
+// signal heals the watermark (DESIGN §4).
+//
+// Thread safety: the handle is immutable; observe() may be called from any
+//                thread (the semaphore's contract).
+// Memory order:  none of its own.
+// Blocking/allocation: never blocks, never allocates; import and destroy
+//                call the runtime once.
+// Size:          three pointers.
+// Configuration: Semaphore (the host semaphore type).
+// See also:      ../shared/DESIGN.md §4 and §10, <causal/semaphore.hpp>,
+//                <causal/adapters/cuda/stream_queue.hpp>.
+#pragma once
+
+#include <causal/adapters/cuda/api.hpp>
+#include <causal/adapters/cuda/device.hpp>
+#include <causal/adapters/cuda/driver.hpp>
+#include <causal/adapters/cuda/stream_queue.hpp>
+#include <causal/config.hpp>
+#include <causal/result.hpp>
+
+#include <cstdint>
+
+CAUSAL_BEGIN_NAMESPACE
+
+namespace cuda {
+
+/// An imported external timeline semaphore; see the file comment.
+template <class Semaphore>
+class external_timeline {
+ public:
+  /// Imports the timeline behind `fd` (from vkGetSemaphoreFdKHR with an
+  /// OPAQUE_FD handle of a timeline semaphore); on success the runtime owns
+  /// the fd. `host` stands for the same timeline on the host.
+  external_timeline(device_context& dev, int fd, Semaphore& host) noexcept
+      : dev_(&dev), host_(&host) {
+    if (!dev.setup_status()) {
+      setup_ = dev.setup_status();
+    } else if (fd < 0) {
+      setup_ = status{error{errc::invalid_argument, "external_timeline: negative fd"}};
+    } else {
+      setup_ = to_status(dev.driver().import_timeline_fd(&handle_, fd), "cudaImportExternalSemaphore");
+    }
+    imported_ = static_cast<bool>(setup_);
+  }
+
+  external_timeline(const external_timeline&) = delete;
+  external_timeline& operator=(const external_timeline&) = delete;
+
+  /// Precondition: no queued operation still uses the handle.
+  ~external_timeline() {
+    if (imported_) (void)dev_->driver().destroy_external_semaphore(handle_);
+  }
+
+  /// Ok, or why the import failed.
+  [[nodiscard]] status setup_status() const noexcept { return setup_; }
+  [[nodiscard]] Semaphore& host() const noexcept { return *host_; }
+
+  /// An operation that makes its stream wait until the timeline >= `v`.
+  [[nodiscard]] stream_operation wait_op(std::uint64_t v) noexcept {
+    return stream_operation{&launch_wait, this, v, "external wait"};
+  }
+  /// An operation that signals the timeline to `v` in stream order.
+  [[nodiscard]] stream_operation signal_op(std::uint64_t v) noexcept {
+    return stream_operation{&launch_signal, this, v, "external signal"};
+  }
+
+  /// Records that the timeline reached `v` by a signal the scheduler did
+  /// not witness: the host semaphore advances, tainted above the watermark.
+  /// Values at or below the host payload are ignored (ok).
+  status observe(std::uint64_t v) noexcept {
+    if (v <= host_->value()) return status{};
+    return host_->signal_external(v);
+  }
+
+ private:
+  static int launch_wait(api::stream_t s, void* self, std::uint64_t v) noexcept {
+    auto* t = static_cast<external_timeline*>(self);
+    if (!t->imported_) return detail::not_supported;
+    return t->dev_->driver().wait_external(t->handle_, v, s);
+  }
+  static int launch_signal(api::stream_t s, void* self, std::uint64_t v) noexcept {
+    auto* t = static_cast<external_timeline*>(self);
+    if (!t->imported_) return detail::not_supported;
+    return t->dev_->driver().signal_external(t->handle_, v, s);
+  }
+
+  device_context* dev_;
+  Semaphore* host_;
+  api::external_semaphore_t handle_{};
+  status setup_{};
+  bool imported_ = false;
+};
+
+}  // namespace cuda
+
+CAUSAL_END_NAMESPACE

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// semaphore: a causal timeline semaphore that CUDA/HIP streams can wait on
+// and signal on the device — the host semaphore (payload, frontiers,
+// timepoints) plus a 64-bit word in mapped pinned memory and a ledger of
+// events.
+//
+// Model. `causal::cuda::basic_semaphore` *is* a causal::basic_semaphore
+// (public base): host code signals, waits and reads frontiers exactly as on
+// any semaphore, and the core's basic_queue plans waits against it. On top:
+//
+//   word    the device-side counter. A stream in memory-operations mode
+//           writes v with cuStreamWriteValue64 when its signalling
+//           operation completes, and waits with cuStreamWaitValue64(>= v).
+//           The host payload follows later, when the queue's host
+//           completion reaches v (device_signal with the recorded frontier).
+//   relay   a device wait on a value that the *host* (or a queue on
+//           another device kind) will signal needs the word written from
+//           the host: request_mirror(v) arms one timepoint that, each time
+//           the payload advances, stores the payload into the word (a
+//           CAS-max, so the host never lowers it), until the payload has
+//           passed every requested value. The callback only stores to
+//           memory: it never calls the runtime and never blocks.
+//   ledger  for event-mode streams and devices without 64-bit memory
+//           operations: (value, event) of each submitted, unreached
+//           signal; a device wait on S >= v waits on the event of the
+//           smallest recorded value >= v (it reaches S >= v when it
+//           completes). The producing queue removes an entry once the
+//           value is reached on the host and recycles the event.
+//
+// Word writes come from the device (stream signals) and the host (relay,
+// host completion), each monotone on its own side. A host store can land
+// between two device stores of the same word and briefly lower it; the next
+// host completion or relay restores it, so a device waiter is delayed, never
+// stranded. Keep a semaphore's signals on one side (streams, or the host)
+// to avoid even that.
+//
+// Thread safety: every member may be called concurrently (the base's
+//                contract; the ledger has its own spin lock, the relay is
+//                lock-free).
+// Memory order:  word stores are relaxed CAS-max (the device reads the
+//                word through PCIe/NVLink, not through C++ atomics); the
+//                payload keeps the base's release/acquire contract.
+// Blocking/allocation: never allocates after construction; the ledger
+//                lock is held across one event-wait enqueue (a runtime
+//                call, microseconds). The destructor waits for a running
+//                relay callback.
+// Size:          the base (~3 KiB with the defaults) + ledger_capacity * 24
+//                bytes + ~80.
+// Configuration: Frontier, HistoryDepth, PendingCapacity (the base's);
+//                ledger_capacity (32).
+// See also:      ../shared/DESIGN.md §4 and §10, <causal/semaphore.hpp>,
+//                <causal/adapters/cuda/stream_queue.hpp>.
+#pragma once
+
+#include <causal/adapters/cuda/api.hpp>
+#include <causal/adapters/cuda/device.hpp>
+#include <causal/config.hpp>
+#include <causal/detail/spin_lock.hpp>
+#include <causal/frontier.hpp>
+#include <causal/result.hpp>
+#include <causal/semaphore.hpp>
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+CAUSAL_BEGIN_NAMESPACE
+
+namespace cuda {
+
+/// A timeline semaphore with a device word; see the file comment.
+template <frontier_type Frontier = frontier, std::size_t HistoryDepth = 4,
+          std::size_t PendingCapacity = 8>
+class basic_semaphore : public causal::basic_semaphore<Frontier, HistoryDepth, PendingCapacity> {
+  using base = causal::basic_semaphore<Frontier, HistoryDepth, PendingCapacity>;
+
+ public:
+  /// Most (value, event) entries held at once.
+  static constexpr std::size_t ledger_capacity = 32;
+
+  /// Creates the semaphore at `initial` with a word from `dev`. When no
+  /// word can be had the semaphore is created *failed* with that error
+  /// (failure() says why), as causal::basic_semaphore does for system_wide.
+  explicit basic_semaphore(device_context& dev, std::uint64_t initial = 0) noexcept
+      : base(initial, semaphore_scope::device_local), dev_(&dev) {
+    result<timeline_word> w = dev.allocate_word(initial);
+    if (!w) {
+      (void)this->fail(w.error_value());
+      return;
+    }
+    word_ = *w;
+  }
+
+  basic_semaphore(const basic_semaphore&) = delete;
+  basic_semaphore& operator=(const basic_semaphore&) = delete;
+
+  /// Precondition: no stream waits on the word any more, and no queue
+  /// still holds ledger entries (poll or synchronize them first).
+  ~basic_semaphore() {
+    // A relay callback may be running on a signalling thread; it re-arms
+    // or clears relay_armed_ as its last action.
+    while (relay_armed_.load(std::memory_order_acquire)) {
+      if (relay_.cancel()) break;
+      causal::detail::cpu_relax();
+    }
+    for (std::size_t i = 0; i < ledger_count_; ++i) dev_->release_event(ledger_[i].event);
+    dev_->free_word(word_);
+  }
+
+  [[nodiscard]] device_context& device() const noexcept { return *dev_; }
+  /// The word's device address (for stream memory operations).
+  [[nodiscard]] std::uint64_t* device_word() const noexcept { return word_.device; }
+  /// The word as the host sees it now.
+  [[nodiscard]] std::uint64_t word_value() const noexcept {
+    if (word_.host == nullptr) return 0;
+    return std::atomic_ref<std::uint64_t>(*word_.host).load(std::memory_order_relaxed);
+  }
+
+  /// Raises the word to at least `v` from the host (a CAS-max; never
+  /// lowers it). Called after `v` is known reached.
+  void mirror(std::uint64_t v) noexcept {
+    if (word_.host == nullptr) return;
+    std::atomic_ref<std::uint64_t> w(*word_.host);
+    std::uint64_t seen = w.load(std::memory_order_relaxed);
+    // relaxed: the device observes the word through the bus, not through
+    // C++ atomics; the CAS only keeps concurrent host writers monotone.
+    while (seen < v && !w.compare_exchange_weak(seen, v, std::memory_order_relaxed)) {
+    }
+  }
+
+  /// Makes the host relay store the payload into the word until it has
+  /// passed `v` (see the file comment). Lock-free; may run the relay inline.
+  void request_mirror(std::uint64_t v) noexcept {
+    std::uint64_t want = wanted_.load(std::memory_order_relaxed);
+    while (want < v && !wanted_.compare_exchange_weak(want, v, std::memory_order_acq_rel)) {
+    }
+    // acq_rel: the winner of false -> true owns the relay node until it
+    // stores false again (release), which the next winner acquires.
+    if (!relay_armed_.exchange(true, std::memory_order_acq_rel)) arm_relay();
+  }
+
+  /// True while the relay is armed (for tests).
+  [[nodiscard]] bool relay_armed() const noexcept {
+    return relay_armed_.load(std::memory_order_acquire);
+  }
+
+  //===-- event ledger ------------------------------------------------------===//
+
+  /// Records that `event`, recorded by `owner`'s stream, completes when
+  /// the semaphore reaches `v`. Errors: `resource_exhausted` when full.
+  status add_event(std::uint64_t v, api::event_t event, const void* owner) noexcept {
+    causal::detail::spin_guard guard(ledger_lock_);
+    if (ledger_count_ == ledger_capacity) {
+      return status{error{errc::resource_exhausted, "cuda::semaphore: event ledger full",
+                          ledger_capacity}};
+    }
+    ledger_[ledger_count_++] = ledger_entry{v, event, owner};
+    return status{};
+  }
+
+  /// Calls `enqueue(event)` with the event of the smallest recorded value
+  /// >= `v`, under the ledger lock so the event cannot be recycled
+  /// meanwhile; returns its status, or nullopt when no entry covers v.
+  template <class Enqueue>
+  std::optional<status> wait_event_for(std::uint64_t v, Enqueue&& enqueue) noexcept {
+    causal::detail::spin_guard guard(ledger_lock_);
+    const ledger_entry* best = nullptr;
+    for (std::size_t i = 0; i < ledger_count_; ++i) {
+      const ledger_entry& e = ledger_[i];
+      if (e.value >= v && (best == nullptr || e.value < best->value)) best = &e;
+    }
+    if (best == nullptr) return std::nullopt;
+    return enqueue(best->event);
+  }
+
+  /// Removes `owner`'s entries for values <= `v` and returns their events
+  /// to the device's pool; returns how many.
+  std::size_t release_events_through(std::uint64_t v, const void* owner) noexcept {
+    causal::detail::spin_guard guard(ledger_lock_);
+    std::size_t released = 0;
+    for (std::size_t i = 0; i < ledger_count_;) {
+      if (ledger_[i].owner == owner && ledger_[i].value <= v) {
+        dev_->release_event(ledger_[i].event);
+        ledger_[i] = ledger_[--ledger_count_];
+        ++released;
+      } else {
+        ++i;
+      }
+    }
+    return released;
+  }
+
+  /// Entries in the ledger.
+  [[nodiscard]] std::size_t ledger_size() const noexcept {
+    causal::detail::spin_guard guard(ledger_lock_);
+    return ledger_count_;
+  }
+
+ private:
+  struct ledger_entry {
+    std::uint64_t value = 0;
+    api::event_t event{};
+    const void* owner = nullptr;
+  };
+
+  // Called by the owner of the relay node (relay_armed_ is true).
+  void arm_relay() noexcept {
+    for (;;) {
+      const std::uint64_t payload = this->value();
+      mirror(payload);
+      if (wanted_.load(std::memory_order_acquire) <= payload || this->failed()) {
+        relay_armed_.store(false, std::memory_order_release);
+        // A request may have raised wanted_ after the check, seen the relay
+        // armed and left: take ownership back if so.
+        if (wanted_.load(std::memory_order_acquire) > this->value() && !this->failed() &&
+            !relay_armed_.exchange(true, std::memory_order_acq_rel)) {
+          continue;
+        }
+        return;
+      }
+      relay_.reset(payload + 1, &on_relay, this);
+      this->add_timepoint(relay_);  // may fire inline: on_relay re-enters arm_relay
+      return;
+    }
+  }
+
+  static void on_relay(semaphore_timepoint& tp, status s) noexcept {
+    auto* self = static_cast<basic_semaphore*>(tp.user_data());
+    if (!s) {
+      // Failed or destroyed: nothing more to mirror.
+      self->relay_armed_.store(false, std::memory_order_release);
+      return;
+    }
+    self->arm_relay();
+  }
+
+  device_context* dev_;
+  timeline_word word_{};
+  semaphore_timepoint relay_;
+  std::atomic<std::uint64_t> wanted_{0};
+  std::atomic<bool> relay_armed_{false};
+  mutable causal::detail::spin_lock ledger_lock_;
+  std::size_t ledger_count_ = 0;
+  std::array<ledger_entry, ledger_capacity> ledger_{};
+};
+
+/// The default device semaphore.
+using semaphore = basic_semaphore<>;
+
+}  // namespace cuda
+
+CAUSAL_END_NAMESPACE

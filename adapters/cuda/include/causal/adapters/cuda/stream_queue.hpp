@@ -1,0 +1,634 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// stream_queue: a causal queue on a CUDA/HIP stream — one axis per stream,
+// device-side timeline waits and signals on 64-bit words, host completion
+// that advances host semaphores and the completion tracker.
+//
+// Model. `basic_stream_queue<Mode>` is `causal::basic_queue` (which decides,
+// per wait, whether a device wait is needed at all: DESIGN §5) over a
+// `stream_backend<Mode>` that turns what is left into stream commands:
+//
+//   memory_ops (stream_queue)  wait S >= v: cuStreamWaitValue64(word, v,
+//              GEQ); signal S := v: cuStreamWriteValue64(word, v). The
+//              device can wait before the signal exists (waits_before_signal),
+//              so host semaphores and other streams' future signals are
+//              waited for on the device (the word's host relay covers host
+//              signals). A device without 64-bit stream memory operations
+//              (CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS = 0) falls
+//              back to host signalling: the signal's value reaches the word
+//              and the host semaphore from the host completion function,
+//              and an event recorded with it serves device waits on
+//              submitted values; a wait on a value nobody has submitted is
+//              then refused up front (`failed_precondition`).
+//   events (event_stream_queue)  binary events, the comparison baseline:
+//              signal = cudaEventRecord, wait = cudaStreamWaitEvent on the
+//              event of the smallest submitted value >= v. Events cannot
+//              wait for a signal not yet submitted, so such a submission is
+//              held on the host (tier 3) and issued by pump().
+//
+// The same-stream deadlock rule. A stream executes in order, so a device
+// wait for a value that only a *later* operation of the same stream writes
+// never returns. The queue never creates that state: a wait for a value
+// this stream signalled earlier is elided (tier 1, FIFO); a wait for a value
+// nobody has submitted is remembered as *open*, and a later submission of
+// this stream whose signal would be the one to reach it is refused with
+// `failed_precondition` (nothing issued, nothing changed) until the value
+// is submitted elsewhere or reached — as is an operation that waits for
+// its own signal. In events mode such waits are held on the host (tier 3)
+// instead, and the same rule refuses the signal that would be queued
+// behind them. See detail::same_stream_guard.
+//
+// Completion. After each submission the backend enqueues one host function
+// (cudaLaunchHostFunc; hipStreamAddCallback on HIP) that stores the epoch
+// into an atomic — it never calls the runtime and never blocks. poll()
+// (from submit, pump, synchronize, or the caller) reads it, reaches each
+// completed operation's signals on the host (device_signal: the frontier
+// recorded at submit), recycles their events, and retires the epoch to the
+// core (and an attached completion_tracker). poll() also notices a waited
+// semaphore that failed: the waiting operation can never run, so its
+// signals and every later one fail, and the queue fails (sticky).
+//
+// Thread safety: externally synchronised like a queue: one thread at a
+//                time calls submit/pump/poll/synchronize/stream_alloca.
+//                completed_epoch() and stats() may be read from any thread.
+// Memory order:  the host function's store of the completed epoch is a
+//                release; poll()'s load acquires it. Semaphores keep their
+//                own contract.
+// Blocking/allocation: submit, pump and poll never block and never
+//                allocate; synchronize blocks (cudaStreamSynchronize).
+// Size:          the core (~10 KiB, mostly the deferral table) plus the
+//                in-flight ring: max_in_flight * ~700 bytes (~45 KiB).
+// Configuration: Mode (sync_mode), Semaphore (default cuda::semaphore);
+//                max_in_flight, max_waits_per_op, max_open_waits (static).
+// See also:      ../shared/DESIGN.md §5 and §10, <causal/queue.hpp>,
+//                <causal/adapters/cuda/semaphore.hpp>,
+//                <causal/adapters/cuda/device.hpp>, adapters/cuda/README.md.
+#pragma once
+
+#include <causal/adapters/cuda/api.hpp>
+#include <causal/adapters/cuda/device.hpp>
+#include <causal/adapters/cuda/driver.hpp>
+#include <causal/adapters/cuda/semaphore.hpp>
+#include <causal/axis.hpp>
+#include <causal/config.hpp>
+#include <causal/frontier.hpp>
+#include <causal/pool.hpp>
+#include <causal/queue.hpp>
+#include <causal/result.hpp>
+#include <causal/semaphore.hpp>
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <span>
+
+CAUSAL_BEGIN_NAMESPACE
+
+namespace cuda {
+
+/// How a stream waits and signals; see the file comment.
+enum class sync_mode : std::uint8_t {
+  memory_ops,  ///< 64-bit stream memory operations (host-signalling fallback)
+  events,      ///< binary events: the comparison baseline
+};
+
+/// What a stream queue executes: `launch(stream, user, arg)` enqueues work
+/// (kernels, copies) on `stream` and returns the native status (0 = ok);
+/// it must not synchronise. A null `launch` is a marker (waits and signals
+/// only). Trivially copyable: deferred submissions keep a copy, so `user`
+/// must stay valid until the operation is issued.
+struct stream_operation {
+  int (*launch)(api::stream_t stream, void* user, std::uint64_t arg) noexcept = nullptr;
+  void* user = nullptr;
+  std::uint64_t arg = 0;
+  const char* label = nullptr;  ///< the operation's name in traces (optional)
+
+  /// An operation that only carries waits and signals.
+  [[nodiscard]] static constexpr stream_operation marker(const char* label = nullptr) noexcept {
+    return stream_operation{nullptr, nullptr, 0, label};
+  }
+};
+
+namespace detail {
+
+/// The same-stream deadlock rule as plain host logic (unit-tested without
+/// a GPU): it remembers the *open* waits of one stream — device waits
+/// issued (or, in events mode, held on the host) for values that nobody
+/// had submitted — and refuses a submission of the same stream whose
+/// signal would be the one to reach an open wait, or whose own waits name
+/// a value only its own signal would reach. An open wait closes once its
+/// value is reached or a signal covering it is submitted elsewhere.
+template <class Semaphore, std::size_t Capacity = 16>
+class same_stream_guard {
+ public:
+  struct open_wait {
+    Semaphore* semaphore = nullptr;
+    std::uint64_t value = 0;
+  };
+
+  /// Remembers a wait on `s` >= `v` when `v` is unsubmitted and unreached
+  /// (anything else is not open). Errors: `resource_exhausted` when
+  /// Capacity open waits are already remembered.
+  status note(Semaphore& s, std::uint64_t v) noexcept {
+    if (!is_open(s, v)) return status{};
+    for (std::size_t i = 0; i < count_; ++i) {
+      if (open_[i].semaphore == &s && open_[i].value == v) return status{};  // already open
+    }
+    if (count_ == Capacity) prune();
+    if (count_ == Capacity) {
+      return status{error{errc::resource_exhausted,
+                          "stream queue: too many open waits on unsubmitted values", Capacity}};
+    }
+    open_[count_++] = open_wait{&s, v};
+    return status{};
+  }
+
+  /// Ok when issuing a submission with `waits` and `signals` on this
+  /// stream cannot wait for its own later signal; else
+  /// `failed_precondition` (position: the offending signal value).
+  template <class Wait, class Signal>
+  status check(std::span<const Wait> waits, std::span<const Signal> signals) noexcept {
+    prune();
+    for (const Signal& sig : signals) {
+      if (sig.semaphore == nullptr) continue;  // the core reports it
+      for (std::size_t i = 0; i < count_; ++i) {
+        if (open_[i].semaphore == sig.semaphore && open_[i].value <= sig.value) {
+          return status{error{errc::failed_precondition,
+                              "stream queue: would deadlock: this stream already waits for the "
+                              "value this signal would reach (signal it from another stream or "
+                              "the host first)",
+                              sig.value}};
+        }
+      }
+      for (const Wait& w : waits) {
+        if (w.semaphore == sig.semaphore && w.value <= sig.value && is_open(*w.semaphore, w.value)) {
+          return status{error{errc::failed_precondition,
+                              "stream queue: would deadlock: the operation waits for a value "
+                              "only its own signal would reach",
+                              sig.value}};
+        }
+      }
+    }
+    return status{};
+  }
+
+  /// Drops waits that are no longer open.
+  void prune() noexcept {
+    for (std::size_t i = 0; i < count_;) {
+      if (!is_open(*open_[i].semaphore, open_[i].value)) {
+        open_[i] = open_[--count_];
+      } else {
+        ++i;
+      }
+    }
+  }
+
+  [[nodiscard]] std::size_t open_count() const noexcept { return count_; }
+  void clear() noexcept { count_ = 0; }
+
+ private:
+  static bool is_open(const Semaphore& s, std::uint64_t v) noexcept {
+    return !s.failed() && s.state_of(v) == value_state::unsubmitted;
+  }
+
+  std::array<open_wait, Capacity> open_{};
+  std::size_t count_ = 0;
+};
+
+}  // namespace detail
+
+//===-- stream_backend ------------------------------------------------------===//
+
+/// The queue_backend of a stream (see the file comment). Owned by the
+/// core queue; reach it with `queue.backend()`.
+template <sync_mode Mode, class Semaphore = semaphore>
+class stream_backend {
+ public:
+  using semaphore_type = Semaphore;
+  using operation_type = stream_operation;
+  /// Memory operations wait on the device for values not yet submitted;
+  /// binary events cannot (tier 3 holds those on the host).
+  static constexpr bool waits_before_signal = Mode == sync_mode::memory_ops;
+  /// Operations issued and not yet seen complete by poll().
+  static constexpr std::size_t max_in_flight = 64;
+  /// Device waits one operation may carry (a submission's, plus the
+  /// block pool's fence waits issued before it).
+  static constexpr std::size_t max_waits_per_op = 24;
+  static constexpr std::size_t max_signals_per_op = 16;
+
+  /// Uses `stream` when given (not owned), else creates a non-blocking
+  /// stream on `dev` (owned). See setup_status().
+  explicit stream_backend(device_context& dev, api::stream_t stream = nullptr) noexcept
+      : dev_(&dev), stream_(stream) {
+    for (slot& s : ring_) s.owner = this;
+    if (!dev.setup_status()) {
+      failure_ = dev.setup_status();
+      return;
+    }
+    if (stream_ == nullptr) {
+      failure_ = to_status(drv().stream_create(&stream_), "cudaStreamCreateWithFlags");
+      owns_stream_ = static_cast<bool>(failure_);
+    }
+    host_signalling_ = Mode == sync_mode::memory_ops && !dev.has_memory_ops();
+  }
+
+  stream_backend(const stream_backend&) = delete;
+  stream_backend& operator=(const stream_backend&) = delete;
+
+  /// Destroys an owned stream. The owning queue synchronises first.
+  ~stream_backend() {
+    if (owns_stream_) (void)drv().stream_destroy(stream_);
+  }
+
+  //===-- queue_backend ---------------------------------------------------===//
+
+  status issue_wait(Semaphore& s, std::uint64_t v) noexcept {
+    if (!failure_) return failure_;
+    if (staged_count_ == max_waits_per_op) {
+      return status{error{errc::resource_exhausted, "stream queue: max_waits_per_op device waits",
+                          max_waits_per_op}};
+    }
+    if (s.try_wait(v)) {
+      // Reached: nothing to wait for. The word may lag a host signal that
+      // no relay mirrored; raise it so device readers agree.
+      s.mirror(v);
+      return status{};
+    }
+    if (Mode == sync_mode::memory_ops && !host_signalling_) {
+      if (status g = guard_.note(s, v); !g) return g;
+      s.request_mirror(v);
+      if (status st = to_status(drv().wait_value64(stream_, s.device_word(), v), "cuStreamWaitValue64");
+          !st) {
+        return st;
+      }
+    } else {
+      const std::optional<status> st = s.wait_event_for(v, [&](api::event_t e) noexcept {
+        return to_status(drv().stream_wait_event(stream_, e), "cudaStreamWaitEvent");
+      });
+      if (!st) {
+        return status{error{errc::failed_precondition,
+                            "stream queue: no device event covers this value (it was not "
+                            "signalled by an event-recording stream): the device cannot wait "
+                            "for it",
+                            v}};
+      }
+      if (!*st) return *st;
+    }
+    staged_[staged_count_++] = wait_record{&s, v};
+    ++counters_.device_waits;
+    return status{};
+  }
+
+  status execute(const stream_operation& op, std::uint64_t epoch) noexcept {
+    if (!failure_) return failure_;
+    if (in_flight_ == max_in_flight) (void)poll();
+    if (in_flight_ == max_in_flight) {
+      return status{error{errc::resource_exhausted,
+                          "stream queue: max_in_flight operations outstanding (poll or "
+                          "synchronize)",
+                          max_in_flight}};
+    }
+    if (op.launch != nullptr) {
+      if (status s = to_status(op.launch(stream_, op.user, op.arg), "stream_operation::launch"); !s) {
+        staged_count_ = 0;
+        return s;
+      }
+    }
+    slot& sl = ring_[(head_ + in_flight_) % max_in_flight];
+    sl.epoch = epoch;
+    sl.wait_count = staged_count_;
+    for (std::size_t i = 0; i < staged_count_; ++i) sl.waits[i] = staged_[i];
+    sl.signal_count = 0;
+    staged_count_ = 0;
+    ++in_flight_;
+    if (progress_ != nullptr && !host_signalling_ && Mode == sync_mode::memory_ops) {
+      (void)drv().write_value64(stream_, progress_->device_word(), epoch);
+    }
+    return status{};
+  }
+
+  status issue_signal(Semaphore& s, std::uint64_t v) noexcept {
+    slot& sl = ring_[(head_ + in_flight_ - 1) % max_in_flight];
+    if (in_flight_ == 0 || sl.signal_count == max_signals_per_op) {
+      return status{error{errc::failed_precondition, "stream queue: signal without an operation", v}};
+    }
+    if (Mode == sync_mode::memory_ops && !host_signalling_) {
+      if (status st = to_status(drv().write_value64(stream_, s.device_word(), v), "cuStreamWriteValue64");
+          !st) {
+        return st;
+      }
+    } else {
+      result<api::event_t> e = dev_->acquire_event();
+      if (!e) return e.error_value();
+      if (status st = to_status(drv().event_record(*e, stream_), "cudaEventRecord"); !st) {
+        dev_->release_event(*e);
+        return st;
+      }
+      if (status st = s.add_event(v, *e, this); !st) {
+        dev_->release_event(*e);
+        return st;
+      }
+      ++counters_.events_recorded;
+    }
+    sl.signals[sl.signal_count++] = wait_record{&s, v};
+    return status{};
+  }
+
+  /// Enqueues the completion host function of the last operation.
+  status flush() noexcept {
+    if (in_flight_ == 0) return status{};
+    slot& sl = ring_[(head_ + in_flight_ - 1) % max_in_flight];
+    ++counters_.host_functions;
+    return to_status(drv().launch_host_func(stream_, &on_complete, &sl), "cudaLaunchHostFunc");
+  }
+
+  [[nodiscard]] const char* trace_label(const stream_operation& op) const noexcept {
+    return op.label;
+  }
+
+  //===-- completion ------------------------------------------------------===//
+
+  /// Reaches the signals of every operation the host function reported
+  /// complete, recycles their events, detects operations stuck behind a
+  /// failed semaphore; returns the highest completed epoch.
+  std::uint64_t poll() noexcept {
+    // acquire: pairs with the release store in on_complete.
+    const std::uint64_t done = completed_.load(std::memory_order_acquire);
+    while (in_flight_ != 0 && ring_[head_].epoch <= done) {
+      slot& sl = ring_[head_];
+      for (std::size_t i = 0; i < sl.signal_count; ++i) {
+        Semaphore& s = *sl.signals[i].semaphore;
+        const std::uint64_t v = sl.signals[i].value;
+        s.mirror(v);  // host signalling: this *is* the signal on the word
+        (void)s.device_signal(v);
+        if (Mode == sync_mode::events || host_signalling_) (void)s.release_events_through(v, this);
+      }
+      if (progress_ != nullptr) {
+        progress_->mirror(sl.epoch);
+        (void)progress_->device_signal(sl.epoch);
+      }
+      head_ = (head_ + 1) % max_in_flight;
+      --in_flight_;
+    }
+    if (in_flight_ != 0 && failure_) {
+      // The oldest unfinished operation waits on the device for a
+      // semaphore that failed: it can never run. Fail it and all after it.
+      const slot& sl = ring_[head_];
+      for (std::size_t i = 0; i < sl.wait_count; ++i) {
+        if (auto f = sl.waits[i].semaphore->failure(); f) {
+          fail_in_flight(*f);
+          break;
+        }
+      }
+    }
+    return done;
+  }
+
+  /// Blocks until the stream is idle, then polls. A failed queue (an
+  /// operation stuck behind a failed semaphore) does not block.
+  status synchronize() noexcept {
+    if (!failure_) {
+      (void)poll();
+      return failure_;
+    }
+    if (status s = to_status(drv().stream_synchronize(stream_), "cudaStreamSynchronize"); !s) {
+      fail_in_flight(s.error_value());
+      return s;
+    }
+    (void)poll();
+    return failure_;
+  }
+
+  //===-- observers and hooks ---------------------------------------------===//
+
+  [[nodiscard]] api::stream_t stream() const noexcept { return stream_; }
+  [[nodiscard]] device_context& device() const noexcept { return *dev_; }
+  /// Ok, or the sticky failure (setup, or an operation that cannot run).
+  [[nodiscard]] status failure() const noexcept { return failure_; }
+  /// True when this memory-ops backend falls back to host signalling.
+  [[nodiscard]] bool host_signalling() const noexcept { return host_signalling_; }
+  [[nodiscard]] std::size_t in_flight() const noexcept { return in_flight_; }
+  [[nodiscard]] bool in_flight_full() const noexcept { return in_flight_ == max_in_flight; }
+  [[nodiscard]] detail::same_stream_guard<Semaphore>& guard() noexcept { return guard_; }
+
+  /// What the backend issued, cumulatively.
+  struct counters {
+    std::uint64_t device_waits = 0;     ///< wait-value or wait-event commands
+    std::uint64_t events_recorded = 0;  ///< event records (events mode, fallback)
+    std::uint64_t host_functions = 0;   ///< completion host functions
+  };
+  [[nodiscard]] const counters& issued() const noexcept { return counters_; }
+
+  /// Makes `timeline` reach e when epoch e completes (written on the
+  /// device in memory-ops mode, from the host otherwise); null turns it
+  /// off. Call before the first submission.
+  void set_progress_timeline(Semaphore* timeline) noexcept { progress_ = timeline; }
+
+ private:
+  struct wait_record {
+    Semaphore* semaphore = nullptr;
+    std::uint64_t value = 0;
+  };
+  struct slot {
+    stream_backend* owner = nullptr;
+    std::uint64_t epoch = 0;
+    std::size_t wait_count = 0;
+    std::size_t signal_count = 0;
+    std::array<wait_record, max_waits_per_op> waits{};
+    std::array<wait_record, max_signals_per_op> signals{};
+  };
+
+  // The host function: one release store, no runtime call, no blocking.
+  // Host functions of one stream run in stream order, so epochs arrive
+  // increasing.
+  static void on_complete(void* data) noexcept {
+    const slot* sl = static_cast<const slot*>(data);
+    sl->owner->completed_.store(sl->epoch, std::memory_order_release);
+  }
+
+  void fail_in_flight(const error& e) noexcept {
+    while (in_flight_ != 0) {
+      slot& sl = ring_[head_];
+      for (std::size_t i = 0; i < sl.signal_count; ++i) {
+        (void)sl.signals[i].semaphore->fail(e);
+        if (Mode == sync_mode::events || host_signalling_) {
+          (void)sl.signals[i].semaphore->release_events_through(~std::uint64_t{0}, this);
+        }
+      }
+      head_ = (head_ + 1) % max_in_flight;
+      --in_flight_;
+    }
+    if (progress_ != nullptr) (void)progress_->fail(e);
+    if (failure_) failure_ = status{e};
+  }
+
+  [[nodiscard]] const driver_table& drv() const noexcept { return dev_->driver(); }
+
+  device_context* dev_;
+  api::stream_t stream_;
+  bool owns_stream_ = false;
+  bool host_signalling_ = false;
+  status failure_{};
+  Semaphore* progress_ = nullptr;
+  detail::same_stream_guard<Semaphore> guard_;
+  counters counters_{};
+  std::size_t staged_count_ = 0;
+  std::array<wait_record, max_waits_per_op> staged_{};
+  std::size_t head_ = 0;
+  std::size_t in_flight_ = 0;
+  std::array<slot, max_in_flight> ring_{};
+  alignas(CAUSAL_CACHELINE_SIZE) std::atomic<std::uint64_t> completed_{0};
+};
+
+//===-- basic_stream_queue --------------------------------------------------===//
+
+/// A causal queue on one stream; see the file comment.
+template <sync_mode Mode, class Semaphore = semaphore>
+class basic_stream_queue {
+ public:
+  using semaphore_type = Semaphore;
+  using frontier_type = typename Semaphore::frontier_type;
+  using backend_type = stream_backend<Mode, Semaphore>;
+  using core_type = basic_queue<frontier_type, backend_type>;
+  using wait_type = typename core_type::wait_type;
+  using signal_type = typename core_type::signal_type;
+  using operation_type = stream_operation;
+  static constexpr sync_mode mode = Mode;
+
+  /// A queue with axis `a` (from an axis_allocator) on a new stream of
+  /// `dev`, or on `stream` when given (not owned). See setup_status().
+  basic_stream_queue(causal::axis a, device_context& dev, api::stream_t stream = nullptr) noexcept
+      : core_(a, dev, stream) {}
+
+  basic_stream_queue(const basic_stream_queue&) = delete;
+  basic_stream_queue& operator=(const basic_stream_queue&) = delete;
+
+  /// Waits for the stream (unless the queue failed) so no host function
+  /// outlives the queue.
+  ~basic_stream_queue() { (void)synchronize(); }
+
+  /// Ok, or why the stream could not be set up.
+  [[nodiscard]] status setup_status() const noexcept { return core_.backend().failure(); }
+
+  /// Submits `op` after `waits`, announcing `signals` (basic_queue::submit),
+  /// after polling completions. Extra errors, all with nothing issued: the
+  /// queue's sticky failure; `failed_precondition` for the same-stream
+  /// deadlock rule, and (host-signalling fallback) for a wait on a value
+  /// nobody has submitted; `resource_exhausted` with max_in_flight
+  /// operations outstanding.
+  result<submission> submit(std::span<const wait_type> waits, std::span<const signal_type> signals,
+                            const stream_operation& op) noexcept {
+    backend_type& b = core_.backend();
+    if (status f = b.failure(); !f) return f.error_value();
+    (void)poll();
+    if (b.in_flight_full()) {
+      return error{errc::resource_exhausted,
+                   "stream queue: max_in_flight operations outstanding (poll or synchronize)",
+                   backend_type::max_in_flight};
+    }
+    if (status g = b.guard().check(waits, signals); !g) return g.error_value();
+    if (Mode == sync_mode::memory_ops && b.host_signalling()) {
+      for (const wait_type& w : waits) {
+        if (w.semaphore != nullptr && !w.semaphore->failed() &&
+            w.semaphore->state_of(w.value) == value_state::unsubmitted) {
+          return error{errc::failed_precondition,
+                       "stream queue: this device has no 64-bit stream memory operations, so "
+                       "it cannot wait for a value nobody has submitted yet",
+                       w.value};
+        }
+      }
+    }
+    result<submission> r = core_.submit(waits, signals, op);
+    if (r && r->deferred) {
+      for (const wait_type& w : waits) (void)b.guard().note(*w.semaphore, w.value);
+    }
+    return r;
+  }
+
+  result<submission> submit(std::initializer_list<wait_type> waits,
+                            std::initializer_list<signal_type> signals,
+                            const stream_operation& op) noexcept {
+    return submit(std::span<const wait_type>(waits.begin(), waits.size()),
+                  std::span<const signal_type>(signals.begin(), signals.size()), op);
+  }
+
+  /// Polls, then issues held (tier 3) submissions whose signals are now
+  /// submitted; returns how many it issued (basic_queue::pump).
+  result<std::size_t> pump() noexcept {
+    (void)poll();
+    result<std::size_t> r = core_.pump();
+    (void)poll();
+    return r;
+  }
+
+  /// Host completion: reaches the signals of completed operations and
+  /// retires their epochs; returns the completed epoch.
+  std::uint64_t poll() noexcept {
+    const std::uint64_t done = core_.backend().poll();
+    core_.retire(done);
+    return done;
+  }
+
+  /// Blocks until everything issued has completed (a failed queue returns
+  /// its failure at once); held submissions stay held.
+  status synchronize() noexcept {
+    status s = core_.backend().synchronize();
+    core_.retire(core_.backend().poll());
+    return s;
+  }
+
+  /// Stream-ordered allocation from a block pool over core_type (see
+  /// <causal/adapters/cuda/pool.hpp> for device memory): reuse of a block
+  /// another queue freed is proven by knowledge, by completion, or by
+  /// device waits the pool issues before this queue's next operation.
+  template <class Pool>
+  auto stream_alloca(Pool& pool, std::size_t size) noexcept {
+    return pool.acquire(*this, size);
+  }
+
+  /// Stream-ordered free, after every operation submitted so far.
+  template <class Pool, class Block>
+  status stream_dealloca(Pool& pool, const Block& block) noexcept {
+    return pool.release(block, *this);
+  }
+
+  /// A semaphore that reaches e when epoch e completes: register it with a
+  /// block pool so other queues can fence blocks this queue freed. Call
+  /// before the first submit.
+  void set_progress_timeline(Semaphore& timeline) noexcept {
+    core_.backend().set_progress_timeline(&timeline);
+  }
+
+  template <class Tracker>
+  void track_completion(Tracker& tracker) noexcept {
+    core_.track_completion(tracker);
+  }
+  void learn(const frontier_type& extra) noexcept { core_.learn(extra); }
+
+  [[nodiscard]] causal::axis axis() const noexcept { return core_.axis(); }
+  [[nodiscard]] std::uint64_t epoch() const noexcept { return core_.epoch(); }
+  [[nodiscard]] const frontier_type& knowledge() const noexcept { return core_.knowledge(); }
+  [[nodiscard]] const queue_stats& stats() const noexcept { return core_.stats(); }
+  [[nodiscard]] std::uint64_t completed_epoch() const noexcept { return core_.completed_epoch(); }
+  [[nodiscard]] std::size_t deferred_count() const noexcept { return core_.deferred_count(); }
+  [[nodiscard]] api::stream_t stream() const noexcept { return core_.backend().stream(); }
+  [[nodiscard]] core_type& core() noexcept { return core_; }
+  [[nodiscard]] backend_type& backend() noexcept { return core_.backend(); }
+  [[nodiscard]] const backend_type& backend() const noexcept { return core_.backend(); }
+
+ private:
+  core_type core_;
+};
+
+/// The stream queue: memory operations (host-signalling fallback).
+using stream_queue = basic_stream_queue<sync_mode::memory_ops>;
+/// The binary-event baseline.
+using event_stream_queue = basic_stream_queue<sync_mode::events>;
+
+}  // namespace cuda
+
+CAUSAL_END_NAMESPACE

@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// The CUDA adapter's host logic against a fake device (fake_driver.hpp), so
+// it runs on machines without a GPU: the queue conformance suite on
+// memory-ops streams, then what only this adapter does — which stream
+// commands it issues, the same-stream deadlock rule, event-mode
+// bookkeeping and tier-3 holds, the host-signalling fallback, the host
+// relay, host completion and failure, interop taint, device memory pools.
+
+#include "cuda_fixture.hpp"
+
+#include <causal/adapters/cuda/interop.hpp>
+#include <causal/adapters/cuda/pool.hpp>
+#include <causal/completion.hpp>
+
+#define CAUSAL_CONFORMANCE_FIXTURES causal_cuda_test::cuda_fixture<causal_cuda_test::fake_env>
+#include "queue_conformance.hpp"
+
+namespace {
+
+using causal::errc;
+using causal::cuda::sync_mode;
+using fake_fixture = causal_cuda_test::cuda_fixture<causal_cuda_test::fake_env>;
+using event_fixture = causal_cuda_test::cuda_fixture<causal_cuda_test::fake_env, sync_mode::events>;
+
+}  // namespace
+
+TEST_CASE("cuda driver: native statuses map to clear errors", "[cuda][driver]") {
+  CHECK(causal::cuda::to_status(0, "x"));
+  const causal::status oom = causal::cuda::to_status(2, "cudaMalloc");
+  CHECK(oom.code() == errc::resource_exhausted);
+  const causal::status lost = causal::cuda::to_status(719, "cudaLaunchKernel");
+  CHECK(lost.code() == errc::device_lost);
+  CHECK(lost.error_value().position() == 719);
+}
+
+TEST_CASE("cuda device: without a device everything reports it, nothing crashes",
+          "[cuda][device]") {
+  causal_cuda_test::fake_device dev;
+  dev.devices = 0;
+  CHECK(causal::cuda::device_count(causal_cuda_test::fake_device::table()) == 0);
+  causal::cuda::device_context ctx(causal_cuda_test::fake_device::table());
+  CHECK(ctx.setup_status().code() == errc::failed_precondition);
+  causal::cuda::semaphore s(ctx);
+  CHECK(s.failed());
+  causal::axis_allocator axes;
+  causal::cuda::stream_queue q(axes.allocate(0, causal::domain::queue).value(), ctx);
+  CHECK_FALSE(q.setup_status());
+  auto r = q.submit({}, {}, causal::cuda::stream_operation::marker());
+  REQUIRE_FALSE(r);
+  CHECK(r.error_value().code() == errc::failed_precondition);
+  CHECK(dev.calls("stream_create") == 0);
+}
+
+TEST_CASE("cuda device: words and events are handed out, recycled and bounded",
+          "[cuda][device]") {
+  causal_cuda_test::fake_device dev;
+  causal::cuda::device_context ctx(causal_cuda_test::fake_device::table());
+  REQUIRE(ctx.setup_status());
+  CHECK(ctx.has_memory_ops());
+  std::vector<causal::cuda::timeline_word> words;
+  for (std::size_t i = 0; i < causal::cuda::device_context::word_capacity; ++i) {
+    auto w = ctx.allocate_word(7);
+    REQUIRE(w);
+    CHECK(*w->host == 7);
+    words.push_back(*w);
+  }
+  auto full = ctx.allocate_word(0);
+  REQUIRE_FALSE(full);
+  CHECK(full.error_value().code() == errc::resource_exhausted);
+  ctx.free_word(words[3]);
+  auto again = ctx.allocate_word(1);
+  REQUIRE(again);
+  CHECK(again->index == 3);
+  auto e1 = ctx.acquire_event();
+  REQUIRE(e1);
+  ctx.release_event(*e1);
+  auto e2 = ctx.acquire_event();
+  REQUIRE(e2);
+  CHECK(*e2 == *e1);  // recycled, not created
+  CHECK(ctx.events_created() == 1);
+}
+
+TEST_CASE("cuda stream queue: memory-ops mode issues wait-value and write-value, never events",
+          "[cuda][memory_ops]") {
+  fake_fixture f;
+  auto& dev = f.env().device;
+  auto& q1 = f.make_queue();
+  auto& q2 = f.make_queue();
+  auto& s = f.make_semaphore();
+  auto& done = f.make_semaphore();
+  REQUIRE(q1.submit({}, {{&s, 1}}, f.op(1)));
+  REQUIRE(q2.submit({{&s, 1}}, {{&done, 1}}, f.op(2)));
+  CHECK(dev.calls("wait_value64") == 1);
+  CHECK(dev.calls("write_value64") == 2);
+  CHECK(dev.calls("launch_host_func") == 2);  // one completion per submission
+  CHECK(dev.calls("event_record") == 0);
+  CHECK(dev.calls("stream_wait_event") == 0);
+  CHECK_FALSE(q1.backend().host_signalling());
+  // Nothing has run: the host semaphores are unreached until completion.
+  CHECK(s.value() == 0);
+  f.pump();
+  CHECK(s.value() == 1);
+  CHECK(done.value() == 1);
+  CHECK(s.word_value() == 1);
+  CHECK(f.log() == std::vector<int>{1, 2});
+  CHECK(q2.completed_epoch() == 1);
+  REQUIRE(f.finish());
+}
+
+TEST_CASE("cuda stream queue: a host signal reaches a device waiter through the relay",
+          "[cuda][relay]") {
+  fake_fixture f;
+  auto& q = f.make_queue();
+  auto& gate = f.make_semaphore();
+  auto& out = f.make_semaphore();
+  REQUIRE(q.submit({{&gate, 2}}, {{&out, 1}}, f.op(1)));
+  CHECK(gate.relay_armed());
+  f.pump();
+  CHECK(f.log().empty());  // blocked on the word
+  REQUIRE(gate.signal(1));
+  f.pump();
+  CHECK(gate.word_value() == 1);
+  CHECK(f.log().empty());  // 1 < 2: still blocked
+  CHECK(gate.relay_armed());
+  REQUIRE(gate.signal(5));
+  CHECK(gate.word_value() == 5);
+  CHECK_FALSE(gate.relay_armed());  // passed every requested value
+  f.pump();
+  CHECK(f.log() == std::vector<int>{1});
+  CHECK(out.value() == 1);
+  REQUIRE(f.finish());
+}
+
+TEST_CASE("cuda stream queue: the same-stream deadlock rule refuses, and changes nothing",
+          "[cuda][deadlock]") {
+  fake_fixture f;
+  auto& dev = f.env().device;
+  auto& q1 = f.make_queue();
+  auto& q2 = f.make_queue();
+  auto& s = f.make_semaphore();
+
+  SECTION("an operation that waits for its own signal") {
+    auto r = q1.submit({{&s, 1}}, {{&s, 1}}, f.op(1));
+    REQUIRE_FALSE(r);
+    CHECK(r.error_value().code() == errc::failed_precondition);
+    CHECK(q1.epoch() == 0);
+    CHECK(dev.calls("wait_value64") == 0);
+    CHECK(s.state_of(1) == causal::value_state::unsubmitted);
+  }
+
+  SECTION("a later signal of the same stream for a value it already waits on") {
+    REQUIRE(q1.submit({{&s, 2}}, {}, f.op(1)));
+    CHECK(q1.backend().guard().open_count() == 1);
+    const int writes = dev.calls("write_value64");
+    auto r = q1.submit({}, {{&s, 3}}, f.op(2));
+    REQUIRE_FALSE(r);
+    CHECK(r.error_value().code() == errc::failed_precondition);
+    CHECK(dev.calls("write_value64") == writes);
+    CHECK(q1.epoch() == 1);
+    // Signals of other semaphores are not affected.
+    auto& t = f.make_semaphore();
+    REQUIRE(q1.submit({}, {{&t, 1}}, f.op(3)));
+    // Signalled from another stream, the wait resolves and the guard closes.
+    REQUIRE(q2.submit({}, {{&s, 2}}, f.op(4)));
+    CHECK(q1.backend().guard().open_count() == 1);  // closes lazily, on the next check
+    REQUIRE(q1.submit({}, {{&s, 3}}, f.op(5)));
+    CHECK(q1.backend().guard().open_count() == 0);
+    REQUIRE(f.finish());
+    CHECK(s.value() == 3);
+    const auto log = f.log();
+    CHECK(causal_conformance::position(log, 4) < causal_conformance::position(log, 1));
+  }
+}
+
+TEST_CASE("cuda same_stream_guard: open waits close when reached or submitted elsewhere",
+          "[cuda][deadlock]") {
+  causal::semaphore s;
+  causal::semaphore t;
+  causal::cuda::detail::same_stream_guard<causal::semaphore, 2> guard;
+  using wait = causal::queue_wait<causal::semaphore>;
+  using signal = causal::queue_signal<causal::semaphore>;
+  REQUIRE(guard.note(s, 4));
+  REQUIRE(guard.note(s, 6));  // kept apart: it outlives the wait on 4 if 4 is submitted
+  CHECK(guard.open_count() == 2);
+  REQUIRE(guard.note(s, 4));  // already open: not duplicated
+  CHECK(guard.open_count() == 2);
+  const std::array<signal, 1> sig3{{{&s, 3}}};
+  const std::array<signal, 1> sig4{{{&s, 4}}};
+  const std::array<signal, 1> other{{{&t, 9}}};
+  CHECK(guard.check(std::span<const wait>{}, std::span<const signal>(sig3)));
+  CHECK(guard.check(std::span<const wait>{}, std::span<const signal>(sig4)).code() ==
+        errc::failed_precondition);
+  CHECK(guard.check(std::span<const wait>{}, std::span<const signal>(other)));
+  // Full: a third open wait is refused clearly.
+  CHECK(guard.note(t, 1).code() == errc::resource_exhausted);
+  // Submitted elsewhere (any producer): no longer open.
+  causal::frontier f;
+  REQUIRE(s.submit_signal(4, f));
+  guard.prune();
+  CHECK(guard.open_count() == 1);
+  REQUIRE(s.signal(7, f));
+  guard.prune();
+  CHECK(guard.open_count() == 0);
+  // Not open at all: reached values are never remembered.
+  REQUIRE(guard.note(s, 2));
+  CHECK(guard.open_count() == 0);
+}
+
+TEST_CASE("cuda event stream queue: events per signal, a wait on the covering event, recycled",
+          "[cuda][events]") {
+  event_fixture f;
+  auto& dev = f.env().device;
+  auto& q1 = f.make_queue();
+  auto& q2 = f.make_queue();
+  auto& s = f.make_semaphore();
+  auto& done = f.make_semaphore();
+  REQUIRE(q1.submit({}, {{&s, 3}}, f.op(1)));
+  CHECK(dev.calls("event_record") == 1);
+  CHECK(s.ledger_size() == 1);
+  // S >= 2 is covered by the submitted signal of 3: wait on its event.
+  REQUIRE(q2.submit({{&s, 2}}, {{&done, 1}}, f.op(2)));
+  CHECK(dev.calls("stream_wait_event") == 1);
+  CHECK(dev.calls("wait_value64") == 0);
+  CHECK(dev.calls("write_value64") == 0);
+  CHECK(q2.stats().device_waits == 1);
+  REQUIRE(f.finish());
+  CHECK(f.log() == std::vector<int>{1, 2});
+  CHECK(s.value() == 3);
+  // Reached: the ledger entries are gone and the events are free again.
+  CHECK(s.ledger_size() == 0);
+  CHECK(done.ledger_size() == 0);
+  CHECK(f.context().events_free() == f.context().events_created());
+}
+
+TEST_CASE("cuda event stream queue: a wait before its signal is held on the host, then issued",
+          "[cuda][events][tier3]") {
+  event_fixture f;
+  auto& q1 = f.make_queue();
+  auto& q2 = f.make_queue();
+  auto& s = f.make_semaphore();
+  auto& done = f.make_semaphore();
+  auto r = q2.submit({{&s, 1}}, {{&done, 1}}, f.op(2));
+  REQUIRE(r);
+  CHECK(r->deferred);
+  CHECK(q2.stats().host_deferrals == 1);
+  // The same stream may not queue the signal behind its own held wait.
+  auto own = q2.submit({}, {{&s, 1}}, f.op(3));
+  REQUIRE_FALSE(own);
+  CHECK(own.error_value().code() == errc::failed_precondition);
+  REQUIRE(q1.submit({}, {{&s, 1}}, f.op(1)));
+  auto pumped = q2.pump();
+  REQUIRE(pumped);
+  CHECK(*pumped == 1);
+  CHECK(q2.deferred_count() == 0);
+  REQUIRE(f.finish());
+  CHECK(f.log() == std::vector<int>{1, 2});
+  CHECK(done.value() == 1);
+}
+
+TEST_CASE("cuda stream queue: without 64-bit memory operations, host signalling and events",
+          "[cuda][fallback]") {
+  struct no_memops_env : causal_cuda_test::fake_env {
+    no_memops_env() { device.memory_ops = false; }
+  };
+  causal_cuda_test::cuda_fixture<no_memops_env> f;
+  auto& dev = f.env().device;
+  auto& q1 = f.make_queue();
+  auto& q2 = f.make_queue();
+  auto& s = f.make_semaphore();
+  auto& gate = f.make_semaphore();
+  REQUIRE(q1.backend().host_signalling());
+  // Nobody has submitted gate >= 1: this device cannot wait for it.
+  auto refused = q2.submit({{&gate, 1}}, {}, f.op(9));
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error_value().code() == errc::failed_precondition);
+  CHECK(q2.epoch() == 0);
+  REQUIRE(q1.submit({}, {{&s, 1}}, f.op(1)));
+  REQUIRE(q2.submit({{&s, 1}}, {}, f.op(2)));
+  CHECK(dev.calls("wait_value64") == 0);
+  CHECK(dev.calls("write_value64") == 0);
+  CHECK(dev.calls("stream_wait_event") == 1);
+  REQUIRE(f.finish());
+  CHECK(f.log() == std::vector<int>{1, 2});
+  // The host completion wrote the word and reached the semaphore.
+  CHECK(s.word_value() == 1);
+  CHECK(s.value() == 1);
+}
+
+TEST_CASE("cuda stream queue: host completion retires epochs into a tracker",
+          "[cuda][completion]") {
+  fake_fixture f;
+  auto& q = f.make_queue();
+  auto& s = f.make_semaphore();
+  causal::completion_tracker tracker;
+  REQUIRE(tracker.register_axis(q.axis()));
+  q.track_completion(tracker);
+  for (int i = 1; i <= 3; ++i) REQUIRE(q.submit({}, {}, f.op(i)));
+  REQUIRE(q.submit({}, {{&s, 1}}, f.op(4)));
+  CHECK(tracker.retired_epoch(q.axis()) == 0);
+  CHECK(q.backend().in_flight() == 4);
+  f.env().run();  // host functions ran; nothing reached until poll
+  CHECK(s.value() == 0);
+  CHECK(q.poll() == 4);
+  CHECK(s.value() == 1);
+  CHECK(tracker.retired_epoch(q.axis()) == 4);
+  CHECK(q.backend().in_flight() == 0);
+}
+
+TEST_CASE("cuda stream queue: max_in_flight is a clear error, not a drop", "[cuda][completion]") {
+  fake_fixture f;
+  auto& q = f.make_queue();
+  using backend = causal::cuda::stream_queue::backend_type;
+  for (std::size_t i = 0; i < backend::max_in_flight; ++i) REQUIRE(q.submit({}, {}, f.op(1)));
+  auto r = q.submit({}, {}, f.op(2));
+  REQUIRE_FALSE(r);
+  CHECK(r.error_value().code() == errc::resource_exhausted);
+  CHECK(q.epoch() == backend::max_in_flight);
+  f.env().run();
+  REQUIRE(q.submit({}, {}, f.op(3)));  // polled first: room again
+  REQUIRE(f.finish());
+}
+
+TEST_CASE("cuda stream queue: device failures fail the submission's signals", "[cuda][failure]") {
+  fake_fixture f;
+  auto& dev = f.env().device;
+  auto& q1 = f.make_queue();
+  auto& q2 = f.make_queue();
+  auto& s = f.make_semaphore();
+  auto& out = f.make_semaphore();
+  REQUIRE(q1.submit({}, {{&s, 1}}, f.op(1)));
+  dev.fail_next("wait_value64");
+  auto r = q2.submit({{&s, 1}}, {{&out, 1}}, f.op(2));
+  REQUIRE_FALSE(r);
+  CHECK(r.error_value().code() == errc::device_lost);
+  CHECK(out.failed());
+  dev.fail_next("launch_host_func");
+  auto& out2 = f.make_semaphore();
+  auto r2 = q1.submit({}, {{&out2, 1}}, f.op(3));
+  REQUIRE_FALSE(r2);
+  CHECK(out2.failed());
+}
+
+TEST_CASE("cuda stream queue: a stream stuck behind a failed semaphore fails the queue",
+          "[cuda][failure]") {
+  fake_fixture f;
+  auto& q = f.make_queue();
+  auto& upstream = f.make_semaphore();
+  auto& a = f.make_semaphore();
+  auto& b = f.make_semaphore();
+  REQUIRE(q.submit({{&upstream, 1}}, {{&a, 1}}, f.op(1)));
+  REQUIRE(q.submit({}, {{&b, 1}}, f.op(2)));
+  upstream.fail(causal::error{errc::device_lost, "test: upstream lost"});
+  f.pump();
+  CHECK(a.failure()->code() == errc::device_lost);
+  CHECK(b.failure()->code() == errc::device_lost);  // behind it on the stream
+  auto later = q.submit({}, {}, f.op(3));
+  REQUIRE_FALSE(later);
+  CHECK(later.error_value().code() == errc::device_lost);
+  CHECK(f.log().empty());
+}
+
+TEST_CASE("cuda interop: external timeline ops are stream-ordered; observed values are tainted",
+          "[cuda][interop]") {
+  fake_fixture f;
+  auto& dev = f.env().device;
+  auto& q = f.make_queue();
+  auto& q2 = f.make_queue();
+  auto& vk = f.make_semaphore();  // stands for the Vulkan timeline here
+  causal::cuda::external_timeline<causal::cuda::semaphore> ext(f.context(), 42, vk);
+  REQUIRE(ext.setup_status());
+  CHECK(dev.calls("import_timeline_fd") == 1);
+  REQUIRE(q.submit({}, {}, ext.wait_op(3)));
+  REQUIRE(q.submit({}, {}, f.op(1)));
+  REQUIRE(q.submit({}, {}, ext.signal_op(4)));
+  f.pump();
+  CHECK(f.log().empty());  // waiting for the external value 3
+  dev.external_at(0).value = 3;
+  f.pump();
+  CHECK(f.log() == std::vector<int>{1});
+  CHECK(dev.external_at(0).value == 4);
+  // The host learns of 4 from the other API: external, so tainted.
+  REQUIRE(ext.observe(4));
+  CHECK(vk.value() == 4);
+  CHECK(vk.is_tainted(4));
+  // A wait on a tainted value is never elided, even though it is reached.
+  auto r = q2.submit({{&vk, 4}}, {}, f.op(2));
+  REQUIRE(r);
+  CHECK(q2.stats().waits_elided() == 0);
+  CHECK(q2.stats().device_waits == 1);
+  causal::cuda::external_timeline<causal::cuda::semaphore> bad(f.context(), -1, vk);
+  CHECK(bad.setup_status().code() == errc::invalid_argument);
+  REQUIRE(f.finish());
+}
+
+TEST_CASE("cuda device pool: stream-ordered blocks in one arena, reused by death frontier",
+          "[cuda][pool]") {
+  fake_fixture f;
+  auto& dev = f.env().device;
+  auto& q1 = f.make_queue();
+  auto& q2 = f.make_queue();
+  auto& progress1 = f.make_semaphore();
+  q1.set_progress_timeline(progress1);
+  // A quota of exactly one first block: no fresh tail to fall back on.
+  causal::cuda::device_block_pool<causal::cuda::stream_queue> pool(f.context(), 1024);
+  REQUIRE(pool.setup_status());
+  CHECK(dev.calls("malloc_from_pool_async") == 1);
+  REQUIRE(pool.register_timeline(q1.axis(), progress1));
+  auto a = q1.stream_alloca(pool, 1000);
+  REQUIRE(a);
+  CHECK(a->pointer == pool.arena());
+  REQUIRE(q1.submit({}, {}, f.op(1)));
+  REQUIRE(q1.stream_dealloca(pool, *a));
+  // Same queue: FIFO proves the free; same bytes, no device wait.
+  auto b = q1.stream_alloca(pool, 512);
+  REQUIRE(b);
+  CHECK(b->pointer == a->pointer);
+  CHECK(b->block.path == causal::pool_path::knowledge);
+  REQUIRE(q1.submit({}, {}, f.op(2)));
+  REQUIRE(q1.stream_dealloca(pool, *b));
+  // Another queue, before completion: fenced by one wait on q1's progress.
+  const int waits = dev.calls("wait_value64");
+  auto c = q2.stream_alloca(pool, 512);
+  REQUIRE(c);
+  CHECK(c->block.path == causal::pool_path::fenced);
+  CHECK(dev.calls("wait_value64") == waits + 1);
+  REQUIRE(q2.submit({}, {}, f.op(3)));
+  REQUIRE(f.finish());
+  CHECK(f.log() == std::vector<int>{1, 2, 3});
+  CHECK(progress1.value() == 2);
+  auto too_big = q2.stream_alloca(pool, 4096);
+  REQUIRE_FALSE(too_big);
+  CHECK(too_big.error_value().code() == errc::capacity_exceeded);
+}
+
+TEST_CASE("cuda device pool: an arena that cannot be allocated fails every acquire clearly",
+          "[cuda][pool]") {
+  fake_fixture f;
+  f.env().device.fail_next("malloc_from_pool_async");
+  auto& q = f.make_queue();
+  causal::cuda::device_block_pool<causal::cuda::stream_queue> pool(f.context(), 4096);
+  CHECK(pool.setup_status().code() == errc::resource_exhausted);
+  auto a = q.stream_alloca(pool, 16);
+  REQUIRE_FALSE(a);
+  CHECK(a.error_value().code() == errc::resource_exhausted);
+}
