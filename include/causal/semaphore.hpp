@@ -336,6 +336,9 @@ class basic_semaphore {
       take_all(doomed);
     }
     fire_all(doomed, status{error{errc::cancelled, "semaphore destroyed before its value was reached"}});
+    // A signaller that counted itself under the lock may still be waking
+    // host waiters (end_wake); it is done with us once the count is 0.
+    while (notifying_.load(std::memory_order_acquire) != 0) detail::cpu_relax();
     release_shared();
   }
 
@@ -446,13 +449,14 @@ class basic_semaphore {
   bool fail(error e) noexcept {
     if (e.code() == errc::ok) e = error{errc::failed_precondition, "fail() called with errc::ok"};
     detail::timepoint_list doomed;
+    bool must_wake = false;
     {
       detail::spin_guard guard(lock_);
       if (failed_.load(std::memory_order_relaxed)) return false;
       failure_ = e;
       // seq_cst (a release would do for failure()'s acquire load, which it
       // pairs with to publish failure_): this store is one side of the
-      // Dekker pair with a parked waiter, see wake_host_waiters().
+      // Dekker pair with a parked waiter, see begin_wake().
       failed_.store(true, std::memory_order_seq_cst);
       if (shared_ != nullptr) {
         std::uint32_t none = 0;
@@ -460,12 +464,15 @@ class basic_semaphore {
                                                       boost::memory_order_seq_cst);
       }
       take_all(doomed);
-    }
-    if (traced(trace_)) [[unlikely]] {
-      trace_fail(e);
+      if (traced(trace_)) [[unlikely]] {
+        trace_fail(e);
+      }
+      // Under the lock, as in reach(): after it, `this` may be gone unless
+      // a waiter must be woken.
+      must_wake = begin_wake();
     }
     fire_all(doomed, status{e});
-    wake_host_waiters();
+    if (must_wake) end_wake();
     return true;
   }
 
@@ -683,6 +690,7 @@ class basic_semaphore {
   status reach(std::uint64_t v, const Frontier* f, frontier_entry producer, bool external,
                bool already_shared = false) noexcept {
     detail::timepoint_list due;
+    bool must_wake = false;
     {
       detail::spin_guard guard(lock_);
       if (failed()) return status{*failure()};
@@ -700,7 +708,7 @@ class basic_semaphore {
           }
           // seq_cst on success: releases like the local payload store, and
           // is the signaller's side of the Dekker pair with a waiter parked
-          // in another process (wake_host_waiters()).
+          // in another process (begin_wake()).
         } while (!shared_->payload.compare_exchange_weak(seen, v, boost::memory_order_seq_cst,
                                                           boost::memory_order_relaxed));
       }
@@ -759,9 +767,15 @@ class basic_semaphore {
           timepoint_count_.fetch_sub(1, std::memory_order_relaxed);
         }
       }
+      // Still under the lock (see begin_wake): whether a host waiter must
+      // be woken, and if so a count that keeps the semaphore alive for it.
+      must_wake = begin_wake();
     }
+    // From here `this` may only be touched when must_wake is set: a waiter
+    // that saw the value (spinning, not parked) may return and destroy the
+    // semaphore at once, and so may a timepoint callback.
     fire_all(due, status{});
-    wake_host_waiters();
+    if (must_wake) end_wake();
     return status{};
   }
 
@@ -819,25 +833,37 @@ class basic_semaphore {
     }
   }
 
-  void wake_host_waiters() noexcept {
-    // seq_cst on both sides (Dekker): a waiter increments waiters_ and
-    // then re-reads the payload and failure flag with seq_cst loads
-    // (poll_parked); we stored the payload (or the failure) with seq_cst
-    // and then read waiters_. At least one of us sees the other. (An
-    // acquire re-load on the waiter's side would not do: it is outside
-    // the single total order, and on RCpc hardware it may pass the
-    // increment.)
+  /// The signaller's side of a host wake, in two halves. begin_wake()
+  /// runs right after the payload (or failure) store: seq_cst on both
+  /// sides (Dekker): a waiter increments waiters_ and then re-reads the
+  /// payload and failure flag with seq_cst loads (poll_parked); we stored
+  /// the payload (or the failure) with seq_cst and then read waiters_. At
+  /// least one of us sees the other. (An acquire re-load on the waiter's
+  /// side would not do: it is outside the single total order, and on RCpc
+  /// hardware it may pass the increment.) When a waiter must be woken it
+  /// also counts this call in notifying_, so that the destructor, which
+  /// may run as soon as a waiter has seen the value, waits until
+  /// end_wake() has stopped touching the semaphore. When none must be
+  /// woken, the signaller never touches the semaphore again.
+  [[nodiscard]] bool begin_wake() noexcept {
+    const bool must = shared_ != nullptr ? shared_->waiters.load(boost::memory_order_seq_cst) != 0
+                                         : waiters_.load(std::memory_order_seq_cst) != 0;
+    if (must) notifying_.fetch_add(1, std::memory_order_relaxed);
+    return must;
+  }
+
+  /// Wakes the parked host waiters, then lets the destructor go on.
+  void end_wake() noexcept {
     if (shared_ != nullptr) {
-      if (shared_->waiters.load(boost::memory_order_seq_cst) != 0) {
-        shared_->wake_word.fetch_add(1, boost::memory_order_release);
-        shared_->wake_word.notify_all();
-      }
-      return;
-    }
-    if (waiters_.load(std::memory_order_seq_cst) != 0) {
+      shared_->wake_word.fetch_add(1, boost::memory_order_release);
+      shared_->wake_word.notify_all();
+    } else {
       wake_.fetch_add(1, std::memory_order_release);
       wake_.notify_all();
     }
+    // release: our last access to the semaphore happens-before the
+    // destructor's acquire load that sees the count drop.
+    notifying_.fetch_sub(1, std::memory_order_release);
   }
 
   /// One poll of a host wait: a status when it is over.
@@ -849,7 +875,7 @@ class basic_semaphore {
 
   /// poll_wait for a waiter that has announced itself in `waiters`: every
   /// load is seq_cst, the waiter's side of the Dekker pair described in
-  /// wake_host_waiters(). On x86 these are plain loads.
+  /// begin_wake(). On x86 these are plain loads.
   [[nodiscard]] std::optional<status> poll_parked(std::uint64_t v) const noexcept {
     const bool local_failure = failed_.load(std::memory_order_seq_cst);
     const bool remote_failure =
@@ -999,6 +1025,8 @@ class basic_semaphore {
   std::atomic<std::uint32_t> timepoint_count_{0};
   mutable std::atomic<std::uint32_t> waiters_{0};
   mutable ext::park_word wake_{0};
+  /// Signallers between begin_wake() and the end of end_wake().
+  std::atomic<std::uint32_t> notifying_{0};
   error failure_{};
   detail::timepoint_list timepoints_;
 
