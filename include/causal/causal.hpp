@@ -7,8 +7,9 @@
 // timeline semaphores, queues with wait elision, the completion tracker,
 // block pools with death frontiers, collective channels, processes, the
 // cooperative executor and its scan policies, block/stream/coroutine/queue
-// processes, tracing (sink, recorder, Chrome JSON and DOT writers), result
-// types, configuration and version. Adapter headers live under
+// processes, fences, invocations, stream-ordered pools, tracing (sink,
+// recorder, Chrome JSON and DOT writers), result types,
+// configuration and version. Adapter headers live under
 // <causal/adapters/...> and are included explicitly.
 //
 // Thread safety: see each included header.
@@ -26,8 +27,10 @@
 #include <causal/config.hpp>
 #include <causal/coroutine.hpp>
 #include <causal/executor.hpp>
+#include <causal/fence.hpp>
 #include <causal/frontier.hpp>
 #include <causal/frontier_wire.hpp>
+#include <causal/invoke.hpp>
 #include <causal/pool.hpp>
 #include <causal/process.hpp>
 #include <causal/queue.hpp>
@@ -38,6 +41,7 @@
 #include <causal/scan/round_robin.hpp>
 #include <causal/scope.hpp>
 #include <causal/semaphore.hpp>
+#include <causal/stream_pool.hpp>
 #include <causal/stream_process.hpp>
 #include <causal/trace.hpp>
 #include <causal/trace_sink.hpp>

@@ -1,0 +1,1437 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// checker: the synchronization hazard checker of DESIGN.md §11. It records
+// a command stream (<causal/check/command_model.hpp>) and computes the
+// execution dependency orders `<` and `<_region` of
+// ../shared/seeds/vulkan-execution-dependencies.md with vector clocks, then
+// reports every hazard of the seed's memory rules and every racing event
+// operation.
+//
+// The clocks. The seed defines `<` through explicit edges, O(n^2) of them.
+// Every edge that leaves a command ends at a synchronization structure (a
+// barrier's source stage, a subpass's DST stage, a subpass dependency, an
+// event set, a semaphore signal) that is fed by *every* earlier command of
+// one scope: the queue, or the current subpass. So the set of nodes that
+// precede any node, cut down to one scope and one stage, is always a prefix
+// of that scope in command order, and one number per (scope, stage) says
+// which prefix. A clock is therefore a sparse vector of entries, one per
+// scope, each holding 14 per-stage positions for action stages (`act`), 14
+// for sync commands' DST stages (`sall`: consumed by later sync commands,
+// `sfwd`: consumed by later action commands), `every` (everything up to a
+// position: semaphore signals; for an event scope, the event chain) and a
+// bit per stage for a subpass's SRC nodes (`spsrc`, which answers "does this
+// subpass dependency precede me"). Scopes: per queue "all commands",
+// per queue "commands outside render passes", each subpass instance, each
+// render pass end, each (queue, event) chain.
+// This is causal's frontier idea (one epoch per timeline, join = max) with
+// the timeline being a (scope, stage) pair; causal::basic_frontier is not
+// used because a clock holds 43 numbers per scope and must never evict (an
+// evicted entry would turn a real order into a reported race).
+//
+// Cost: per action command O(1) amortised (14 stage bumps; a clock join only
+// after a sync command changed what flows in); per sync command O(clock
+// size x stages). Clock size is the number of scopes in a node's past:
+// queues and events, plus every render-pass instance whose subpass nodes
+// are still reachable only through its dependencies. Without render passes
+// clocks stay small and the whole check is near-linear in the stream
+// (bench/check_bench.cpp: ~2e5 commands/s flat from 256 to 65536 commands);
+// a render pass per frame makes clocks, and the cost per command, grow with
+// the number of frames (exactness needs that state: those passes' stages
+// are reachable through their dependencies but through no queue-wide
+// barrier). Hazards are checked per resource against earlier accesses of
+// that resource, so a resource touched k times costs O(k^2) checks; a
+// GLOBAL invalidate (every semaphore wait) is checked against every earlier
+// write.
+//
+// The model, where the seed is silent or loose (each choice is mirrored by
+// <causal/check/reference.hpp>, which the tests compare against):
+//   - Semaphores: a signal follows every node of every earlier command of
+//     its queue and flushes all writes (GLOBAL); a wait follows the first
+//     earlier signal reaching its value and invalidates GLOBAL for all
+//     accesses in its dst stages; it then acts like vkCmdWaitEvents.
+//   - Events: set/reset's first scope is vkCmdSetEvent's; event operations
+//     on one event in one queue are chained in command order (each set or
+//     reset precedes every later set/reset/wait of that event). This covers
+//     the seed's set->wait rule and keeps event reuse (set, wait, reset,
+//     set ...) from being reported as a race, which the literal rules would
+//     do for every reuse. Events are not allowed inside render passes.
+//   - BY_REGION: in `<` a by-region barrier keeps its internal edges but
+//     adds none to other commands; a by-region subpass dependency adds none.
+//     A pair of accesses uses `<_region` when both are framebuffer-local in
+//     the same render pass instance (an action at a framebuffer-space stage,
+//     or the invalidate of a by-region barrier/dependency); `<` otherwise.
+//   - Layout transitions write the image between the barrier's flushes and
+//     invalidates: earlier writes need a flush (no invalidate), later
+//     accesses need an invalidate after the transition; the transition's
+//     own writes are flushed implicitly.
+//   - Accesses of one command at one stage are coherent with each other
+//     (the seed's TODO on self-coherent stages); at different stages they
+//     are unordered.
+//   - GLOBAL invalidates take no part in the write/invalidate race rule
+//     (they still take part in the dirty-invalidate rule): literally they
+//     would race every unordered write anywhere, e.g. the color writes of
+//     the very subpass a dependency's invalidate enters. Buffer and image
+//     invalidates do.
+//   - Event races use "op(a) < op(b)", op being a set/reset's SRC node and a
+//     wait's SRC node, on the four pairs the seed lists.
+//
+// Thread safety: one checker per thread; const members may be called
+//                concurrently.
+// Memory order:  not applicable.
+// Blocking/allocation: never blocks; allocates (clocks, records, report).
+// Size:          O(commands + sync commands x stages x clock size).
+// Configuration: none.
+// See also:      <causal/check/reference.hpp>, <causal/check/stream_text.hpp>,
+//                <causal/check/dot.hpp>, DESIGN.md §11.
+#pragma once
+
+#include <causal/check/command_model.hpp>
+#include <causal/config.hpp>
+#include <causal/result.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+CAUSAL_BEGIN_NAMESPACE
+namespace check {
+
+//===-- points, relations, hazards ------------------------------------------===//
+
+/// Which relation a query asks about: the seed's `<` or `<_region`.
+enum class relation : std::uint8_t { strict = 0, by_region = 1 };
+
+/// A node of the dependency graph that can be queried: (action, stage), or
+/// the SRC / DST node of a sync command (barrier, wait_events, semaphore
+/// wait; set/reset/signal have only SRC).
+struct point {
+  enum class part : std::uint8_t { stage, src, dst };
+  std::uint32_t command = 0;
+  part where = part::stage;
+  check::stage stage = stage::top_of_pipe;
+  friend constexpr bool operator==(const point&, const point&) noexcept = default;
+};
+
+[[nodiscard]] constexpr point at(std::uint32_t command, stage s) noexcept {
+  return {command, point::part::stage, s};
+}
+[[nodiscard]] constexpr point src_of(std::uint32_t command) noexcept {
+  return {command, point::part::src, stage::top_of_pipe};
+}
+[[nodiscard]] constexpr point dst_of(std::uint32_t command) noexcept {
+  return {command, point::part::dst, stage::top_of_pipe};
+}
+
+enum class hazard_kind : std::uint8_t {
+  read_after_write_race,      ///< write and read with no execution dependency
+  write_after_write_race,     ///< two writes with no execution dependency
+  write_after_read_race,      ///< read then write with no execution dependency
+  read_without_visibility,    ///< write < read, but no flush + invalidate covering it
+  write_without_visibility,   ///< write < write (or transition), no flush (+ invalidate)
+  dirty_invalidate,           ///< write < invalidate with no flush of the write between
+  write_invalidate_race,      ///< write and invalidate with no execution dependency
+  event_race,                 ///< set/wait/reset of one event, unordered
+};
+
+[[nodiscard]] constexpr std::string_view to_string(hazard_kind k) noexcept {
+  switch (k) {
+    case hazard_kind::read_after_write_race: return "read-after-write race";
+    case hazard_kind::write_after_write_race: return "write-after-write race";
+    case hazard_kind::write_after_read_race: return "write-after-read race";
+    case hazard_kind::read_without_visibility: return "read without flush+invalidate";
+    case hazard_kind::write_without_visibility: return "write without flush+invalidate";
+    case hazard_kind::dirty_invalidate: return "invalidate of dirty memory";
+    case hazard_kind::write_invalidate_race: return "write/invalidate race";
+    case hazard_kind::event_race: return "event race";
+  }
+  return "unknown";
+}
+
+/// One hazard: the earlier (`first`) and later (`second`) command in stream
+/// order, the stages and access types involved on each side (a transition
+/// has none; an invalidate has its dst stages and access mask), the
+/// overlapping range, and for event races the event.
+struct hazard {
+  hazard_kind kind = hazard_kind::read_after_write_race;
+  std::uint32_t first = 0;
+  std::uint32_t second = 0;
+  stage_set first_stages = 0;
+  stage_set second_stages = 0;
+  access_mask first_access = 0;
+  access_mask second_access = 0;
+  memory_range range{};
+  std::uint32_t event = 0;
+  friend constexpr bool operator==(const hazard&, const hazard&) noexcept = default;
+  friend constexpr bool operator<(const hazard& a, const hazard& b) noexcept {
+    auto key = [](const hazard& h) {
+      return std::array<std::uint64_t, 13>{h.first, h.second, static_cast<std::uint64_t>(h.kind),
+                                           h.first_stages, h.second_stages, h.first_access,
+                                           h.second_access, h.range.resource, h.range.x0,
+                                           h.range.x1, h.range.y0, h.range.y1, h.event};
+    };
+    return key(a) < key(b);
+  }
+};
+
+//===-- the clock -----------------------------------------------------------===//
+
+namespace detail {
+
+struct clock_entry {
+  std::uint32_t scope = 0;
+  std::uint32_t every = 0;
+  stage_set spsrc = 0;
+  std::array<std::uint32_t, stage_count> act{};
+  std::array<std::uint32_t, stage_count> sall{};
+  std::array<std::uint32_t, stage_count> sfwd{};
+};
+
+/// A sparse vector clock: entries sorted by scope.
+class vclock {
+ public:
+  [[nodiscard]] const clock_entry* find(std::uint32_t scope) const noexcept {
+    auto it = std::lower_bound(entries_.begin(), entries_.end(), scope,
+                               [](const clock_entry& e, std::uint32_t s) { return e.scope < s; });
+    return (it != entries_.end() && it->scope == scope) ? &*it : nullptr;
+  }
+  clock_entry& at(std::uint32_t scope) {
+    auto it = std::lower_bound(entries_.begin(), entries_.end(), scope,
+                               [](const clock_entry& e, std::uint32_t s) { return e.scope < s; });
+    if (it != entries_.end() && it->scope == scope) return *it;
+    clock_entry e;
+    e.scope = scope;
+    return *entries_.insert(it, e);
+  }
+  void join(const vclock& o) {
+    if (o.entries_.empty()) return;
+    std::vector<clock_entry> out;
+    out.reserve(entries_.size() + o.entries_.size());
+    std::size_t i = 0, j = 0;
+    while (i < entries_.size() || j < o.entries_.size()) {
+      if (j == o.entries_.size() || (i < entries_.size() && entries_[i].scope < o.entries_[j].scope)) {
+        out.push_back(entries_[i++]);
+      } else if (i == entries_.size() || o.entries_[j].scope < entries_[i].scope) {
+        out.push_back(o.entries_[j++]);
+      } else {
+        clock_entry e = entries_[i++];
+        const clock_entry& f = o.entries_[j++];
+        e.every = std::max(e.every, f.every);
+        e.spsrc = static_cast<stage_set>(e.spsrc | f.spsrc);
+        for (std::size_t s = 0; s < stage_count; ++s) {
+          e.act[s] = std::max(e.act[s], f.act[s]);
+          e.sall[s] = std::max(e.sall[s], f.sall[s]);
+          e.sfwd[s] = std::max(e.sfwd[s], f.sfwd[s]);
+        }
+        out.push_back(e);
+      }
+    }
+    entries_ = std::move(out);
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
+  [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
+
+ private:
+  std::vector<clock_entry> entries_;
+};
+
+inline void raise(std::uint32_t& slot, std::uint32_t v) noexcept {
+  if (slot < v) slot = v;
+}
+
+}  // namespace detail
+
+//===-- the checker ---------------------------------------------------------===//
+
+/// Records a stream command by command (`append`) and answers order
+/// queries and reports hazards. Commands are numbered by append order.
+class checker {
+ public:
+  checker() = default;
+
+  /// Records `c`. On bad input returns an error and records nothing (the
+  /// checker stays usable; the command is dropped).
+  [[nodiscard]] status append(const command& c);
+
+  /// Checks that the stream ended cleanly (no open render pass).
+  [[nodiscard]] status finish() const noexcept {
+    for (const auto& q : q_) {
+      if (q.in_rp) return error(errc::failed_precondition, "stream ends inside a render pass", q.rp_begin);
+    }
+    return {};
+  }
+
+  /// Does `a` happen before `b` in `rel`? False for invalid points.
+  [[nodiscard]] bool happens_before(point a, point b, relation rel = relation::strict) const;
+
+  /// Is `p` a node this checker can answer about?
+  [[nodiscard]] bool valid(point p) const noexcept;
+
+  /// Hazards found so far, in the order they were found.
+  [[nodiscard]] const std::vector<hazard>& hazards() const noexcept { return hazards_; }
+
+  [[nodiscard]] std::size_t size() const noexcept { return cmds_.size(); }
+  [[nodiscard]] command_kind kind(std::uint32_t c) const noexcept { return cmds_[c].kind; }
+  [[nodiscard]] std::uint32_t queue_of(std::uint32_t c) const noexcept { return cmds_[c].queue; }
+  /// The largest clock (entries) built so far: a cost indicator.
+  [[nodiscard]] std::size_t max_clock_entries() const noexcept { return max_clock_; }
+
+ private:
+  using vclock = detail::vclock;
+  static constexpr std::uint32_t none = 0xffffffffu;
+  static constexpr std::size_t TOP = 0;
+  static constexpr std::size_t BOTTOM = stage_count - 1;
+
+  struct snapshot {
+    std::array<std::uint32_t, stage_count> c{};
+  };
+
+  struct relation_state {
+    std::vector<vclock> pool;
+    std::vector<snapshot> snaps;
+  };
+
+  struct queue_state {
+    std::uint32_t qall = 0, qout = 0;
+    std::uint32_t idx = 0;
+    // Per relation: what flows into the next command (In) and the union
+    // of every earlier command's nodes with their predecessors (out).
+    std::array<std::array<vclock, stage_count>, 2> in{}, out{}, in_s{}, out_s{};
+    std::array<vclock, 2> evk{};
+    std::array<std::uint32_t, 2> in_snap{none, none}, in_s_snap{none, none};
+    std::array<std::uint32_t, 2> joined_q{none, none}, joined_s{none, none};
+    // render pass
+    bool in_rp = false;
+    std::uint32_t rp_begin = 0;  // command number of begin_render_pass
+    std::uint32_t rp_instance = 0;
+    std::uint32_t subpass = 0;
+    std::uint32_t subpass_count = 0;
+    std::vector<std::uint32_t> sp_scopes;
+    std::uint32_t end_scope = 0;
+    std::array<std::array<vclock, stage_count>, 2> rp_begin_out{};
+    std::array<std::vector<std::array<vclock, stage_count>>, 2> sp_dst{};
+    std::vector<std::uint32_t> deps;  // dependency ids of the open render pass
+  };
+
+  struct cmd_info {
+    command_kind kind = command_kind::action;
+    std::uint32_t queue = 0;
+    std::uint32_t idx = 0;
+    std::uint32_t local = 0;      // Qout or the subpass scope
+    std::uint32_t qall = 0;
+    bool in_rp = false;
+    std::uint32_t rp_instance = none;
+    stage_set dst_set = 0;
+    std::uint32_t chain = 0, chain_pos = 0;
+    std::array<std::uint32_t, 2> snap_q{none, none}, snap_s{none, none};
+    std::array<std::uint32_t, 2> k{none, none};  // clock of the SRC node (sync)
+    bool by_region = false;
+  };
+
+  // An owner of flushes/invalidates: a sync command or a subpass dependency.
+  struct owner {
+    bool is_dep = false;
+    std::uint32_t command = 0;     // the sync command, or the render-pass end/begin for deps
+    std::uint32_t target = 0;      // deps: scope of the dst subpass or render pass end
+    stage_set dst_set = 0;         // deps: dst stages
+    std::array<std::uint32_t, 2> k{none, none};
+    std::uint32_t fb_rp = none;    // render pass instance when framebuffer-local
+    bool by_region = false;        // deps: no edges at all in `<`
+  };
+
+  struct dep_info {
+    subpass_dependency d;
+    std::uint32_t queue = 0;
+    std::uint32_t owner = none;
+  };
+
+  struct record {
+    enum class type : std::uint8_t { write, read, transition, flush, invalidate } t;
+    std::uint32_t seq = 0;
+    std::uint32_t command = 0;
+    stage st = stage::top_of_pipe;
+    access_type acc = access_type::shader_read;
+    stage_set stages = 0;
+    access_mask accs = 0;
+    memory_range mem{};
+    std::uint32_t owner = none;
+    std::uint32_t fb_rp = none;
+  };
+
+  // A view: the predecessor set of one node, as clocks plus "self" facts.
+  struct view {
+    std::array<const vclock*, 4> c{};
+    std::size_t n = 0;
+    int r = 0;
+    void add(const vclock* k) {
+      if (k != nullptr) c[n++] = k;
+    }
+  };
+
+  //===-- scope helpers ----------------------------------------------------===//
+
+  std::uint32_t new_scope() { return next_scope_++; }
+
+  std::uint32_t intern(relation_state& rs, const vclock& k) {
+    rs.pool.push_back(k);
+    max_clock_ = std::max(max_clock_, k.size());
+    return static_cast<std::uint32_t>(rs.pool.size() - 1);
+  }
+
+  std::uint32_t snapshot_of(int r, const std::array<vclock, stage_count>& in, std::uint32_t& cached) {
+    if (cached != none) return cached;
+    snapshot s;
+    for (std::size_t i = 0; i < stage_count; ++i) s.c[i] = intern(rs_[r], in[i]);
+    rs_[r].snaps.push_back(s);
+    cached = static_cast<std::uint32_t>(rs_[r].snaps.size() - 1);
+    return cached;
+  }
+
+  const vclock& clock_at(int r, std::uint32_t id) const { return rs_[r].pool[id]; }
+
+  //===-- membership -------------------------------------------------------===//
+
+  static bool any_entry(const view& v, std::uint32_t scope, auto&& pred) {
+    for (std::size_t i = 0; i < v.n; ++i) {
+      if (const detail::clock_entry* e = v.c[i]->find(scope); e != nullptr && pred(*e)) return true;
+    }
+    return false;
+  }
+
+  bool every_covers(const view& v, const cmd_info& ci) const {
+    return any_entry(v, ci.qall, [&](const detail::clock_entry& e) { return e.every >= ci.idx; });
+  }
+
+  bool act_member(std::uint32_t a, stage x, const view& v) const {
+    const cmd_info& ci = cmds_[a];
+    const auto s = static_cast<std::size_t>(x);
+    if (any_entry(v, ci.qall, [&](const detail::clock_entry& e) { return e.act[s] >= ci.idx || e.every >= ci.idx; })) {
+      return true;
+    }
+    return ci.in_rp && any_entry(v, ci.local, [&](const detail::clock_entry& e) { return e.act[s] >= ci.idx; });
+  }
+
+  // Is the core (SRC..DST, flushes, transitions, invalidates) of sync
+  // command b in the view?
+  bool core_member(std::uint32_t b, const view& v) const {
+    const cmd_info& ci = cmds_[b];
+    if (every_covers(v, ci)) return true;
+    switch (ci.kind) {
+      case command_kind::set_event:
+      case command_kind::reset_event:
+        return any_entry(v, ci.chain, [&](const detail::clock_entry& e) { return e.every >= ci.chain_pos; });
+      case command_kind::signal_semaphore:
+        return false;
+      default: break;
+    }
+    const stage_set live = static_cast<stage_set>(ci.dst_set | (1u << BOTTOM));
+    // In `<` a by-region barrier's DST stages feed no later action: the
+    // `sfwd` claims of later barriers in its scope do not cover it.
+    const stage_set fwd = (v.r == 0 && ci.by_region) ? stage_set{0} : ci.dst_set;
+    auto dst_hit = [&](const detail::clock_entry& e) {
+      for (std::size_t s = 0; s < stage_count; ++s) {
+        if ((fwd >> s & 1u) != 0 && e.sfwd[s] >= ci.idx) return true;
+        if ((live >> s & 1u) != 0 && e.sall[s] >= ci.idx) return true;
+      }
+      return false;
+    };
+    auto all_hit = [&](const detail::clock_entry& e) {
+      for (std::size_t s = 0; s < stage_count; ++s) {
+        if ((live >> s & 1u) != 0 && e.sall[s] >= ci.idx) return true;
+      }
+      return false;
+    };
+    if (any_entry(v, ci.qall, all_hit)) return true;
+    return any_entry(v, ci.local, dst_hit);
+  }
+
+  bool owner_member(std::uint32_t o, const view& v) const {
+    const owner& ow = owners_[o];
+    if (!ow.is_dep) return core_member(ow.command, v);
+    if (ow.by_region && v.r == 0) return false;
+    return any_entry(v, ow.target, [&](const detail::clock_entry& e) { return (e.spsrc & ow.dst_set) != 0; });
+  }
+
+  view action_view(int r, std::uint32_t c, stage y) const {
+    const cmd_info& ci = cmds_[c];
+    view v;
+    v.r = r;
+    const auto ys = static_cast<std::size_t>(y);
+    if (y == stage::bottom_of_pipe) {
+      // (c, BOTTOM) follows every (c, X): its predecessors are the union.
+      v.add(&union_in(r, ci));
+      return v;
+    }
+    v.add(&clock_at(r, rs_[r].snaps[ci.snap_q[r]].c[ys]));
+    v.add(&clock_at(r, rs_[r].snaps[ci.snap_q[r]].c[TOP]));
+    if (ci.snap_s[r] != none) {
+      v.add(&clock_at(r, rs_[r].snaps[ci.snap_s[r]].c[ys]));
+      v.add(&clock_at(r, rs_[r].snaps[ci.snap_s[r]].c[TOP]));
+    }
+    return v;
+  }
+
+  const vclock& union_in(int r, const cmd_info& ci) const {
+    const std::uint64_t key = (static_cast<std::uint64_t>(ci.snap_q[r]) << 32) | ci.snap_s[r];
+    auto& cache = union_cache_[r];
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+    vclock u;
+    for (std::size_t s = 0; s < stage_count; ++s) {
+      u.join(clock_at(r, rs_[r].snaps[ci.snap_q[r]].c[s]));
+      if (ci.snap_s[r] != none) u.join(clock_at(r, rs_[r].snaps[ci.snap_s[r]].c[s]));
+    }
+    return cache.emplace(key, std::move(u)).first->second;
+  }
+
+  view owner_view(int r, std::uint32_t o) const {
+    view v;
+    v.r = r;
+    v.add(&clock_at(r, owners_[o].k[r]));
+    return v;
+  }
+
+  //===-- recording steps --------------------------------------------------===//
+
+  status validate(const command& c) const;
+  void record_action(const command& c, std::uint32_t id);
+  void record_sync(const command& c, std::uint32_t id);
+  void begin_rp(const command& c, std::uint32_t id);
+  void enter_subpass(queue_state& q, std::uint32_t j);
+  void finish_subpass(queue_state& q);
+  void end_rp(queue_state& q);
+  vclock dep_clock(int r, const queue_state& q, const subpass_dependency& d) const;
+  std::uint32_t make_owner(bool is_dep, std::uint32_t command, std::uint32_t target, stage_set dst,
+                           const std::array<vclock, 2>& k, std::uint32_t fb_rp, bool by_region = false);
+
+  void on_in_changed(queue_state& q, int r, bool subpass) {
+    if (subpass) {
+      q.in_s_snap[r] = none;
+    } else {
+      q.in_snap[r] = none;
+    }
+  }
+
+  // hazards
+  void check_access(std::uint32_t c, const memory_access& x, std::uint32_t fb_rp);
+  void check_invalidate(const record& inv);
+  void check_transition(const record& t);
+  void check_events(std::uint32_t c, const command& cmd);
+  bool visible(const record& w, int r, std::uint32_t target_owner_or_none, const view& target_view,
+               std::uint32_t target_cmd, stage target_stage, access_type target_acc,
+               bool need_invalidate, const memory_range& ov) const;
+  bool writer_before_owner(const record& w, int r, std::uint32_t o) const;
+  static int pick(std::uint32_t a_rp, std::uint32_t b_rp) {
+    return (a_rp != none && a_rp == b_rp) ? 1 : 0;
+  }
+  void add_record(const record& rec) {
+    if (rec.mem.is_global()) {
+      global_records_.push_back(rec);
+    } else {
+      by_resource_[rec.mem.resource].push_back(rec);
+    }
+  }
+  template <class F>
+  void for_overlapping(const memory_range& m, F&& f) const {
+    if (m.is_global()) {
+      for (const auto& [res, list] : by_resource_) {
+        for (const record& r : list) f(r);
+      }
+      return;
+    }
+    if (auto it = by_resource_.find(m.resource); it != by_resource_.end()) {
+      for (const record& r : it->second) {
+        if (overlaps(r.mem, m)) f(r);
+      }
+    }
+  }
+  void report(hazard h) { hazards_.push_back(h); }
+
+  std::vector<cmd_info> cmds_;
+  std::vector<queue_state> q_;
+  std::array<relation_state, 2> rs_{};
+  mutable std::array<std::map<std::uint64_t, vclock>, 2> union_cache_{};
+  std::vector<owner> owners_;
+  std::vector<dep_info> deps_;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> chain_scope_;   // (queue, event)
+  std::map<std::uint32_t, std::uint32_t> chain_len_;                              // scope -> ops
+  std::map<std::uint32_t, std::array<vclock, 2>> chain_k_;                        // scope -> K of last op + claim
+  std::map<std::uint32_t, std::vector<std::pair<std::uint64_t, std::array<std::uint32_t, 2>>>> signals_;  // sem -> (value, K ids)
+  std::map<std::uint32_t, std::vector<std::uint32_t>> event_ops_;                // event -> commands
+  std::map<std::uint32_t, std::vector<record>> by_resource_;
+  std::vector<record> global_records_;
+  std::vector<hazard> hazards_;
+  std::uint32_t next_scope_ = 1;
+  std::uint32_t seq_ = 0;
+  std::uint32_t rp_instances_ = 0;
+  std::size_t max_clock_ = 0;
+};
+
+//===-- validation ----------------------------------------------------------===//
+
+inline status checker::validate(const command& c) const {
+  if (c.queue > 4096) return error(errc::out_of_range, "queue index too large", c.queue);
+  const bool in_rp = c.queue < q_.size() && q_[c.queue].in_rp;
+  auto masks_ok = [](stage_mask m) { return (m & ~valid_stage_bits) == 0; };
+  if (!masks_ok(c.src_stages) || !masks_ok(c.dst_stages)) {
+    return error(errc::invalid_argument, "unknown stage bit in a stage mask");
+  }
+  for (const memory_barrier& b : c.barriers) {
+    if (((b.src_access | b.dst_access) & ~all_access) != 0) {
+      return error(errc::invalid_argument, "unknown access bit in an access mask");
+    }
+    if (!b.mem.is_global() && b.mem.empty()) return error(errc::invalid_argument, "empty memory range in a barrier");
+    if (b.transition && b.mem.is_global()) {
+      return error(errc::invalid_argument, "a layout transition needs an image range, not GLOBAL");
+    }
+  }
+  switch (c.kind) {
+    case command_kind::action:
+      for (const memory_access& a : c.accesses) {
+        if (a.stage == stage::top_of_pipe || a.stage == stage::bottom_of_pipe) {
+          return error(errc::invalid_argument, "no memory access happens at TOP_OF_PIPE or BOTTOM_OF_PIPE");
+        }
+        if (static_cast<std::size_t>(a.stage) >= stage_count ||
+            static_cast<std::size_t>(a.access) >= access_type_count) {
+          return error(errc::invalid_argument, "stage or access type out of range");
+        }
+        if (a.mem.is_global() || a.mem.empty()) {
+          return error(errc::invalid_argument, "an access needs a non-empty resource range");
+        }
+      }
+      return {};
+    case command_kind::pipeline_barrier:
+      if (extract_stages(c.src_stages) == 0 || extract_stages(c.dst_stages) == 0) {
+        return error(errc::invalid_argument, "a barrier needs non-empty src and dst stage masks");
+      }
+      if (in_rp) {
+        for (const memory_barrier& b : c.barriers) {
+          if (b.transition) return error(errc::invalid_argument, "no layout transitions inside a render pass");
+        }
+      }
+      return {};
+    case command_kind::set_event:
+    case command_kind::reset_event:
+    case command_kind::wait_events:
+      if (in_rp) return error(errc::failed_precondition, "event commands are not allowed inside a render pass");
+      if (c.events.empty() || (c.kind != command_kind::wait_events && c.events.size() != 1)) {
+        return error(errc::invalid_argument, "set/reset name one event, wait names at least one");
+      }
+      if (c.kind != command_kind::wait_events && extract_stages(c.src_stages) == 0) {
+        return error(errc::invalid_argument, "set/reset event needs a non-empty stage mask");
+      }
+      if (c.kind == command_kind::wait_events && extract_stages(c.dst_stages) == 0) {
+        return error(errc::invalid_argument, "wait_events needs a non-empty dst stage mask");
+      }
+      return {};
+    case command_kind::begin_render_pass:
+      if (in_rp) return error(errc::failed_precondition, "begin_render_pass inside a render pass");
+      if (c.subpass_count == 0 || c.subpass_count > 64) {
+        return error(errc::invalid_argument, "a render pass needs 1..64 subpasses", c.subpass_count);
+      }
+      if (c.dependencies.size() > 256) return error(errc::invalid_argument, "too many subpass dependencies");
+      for (const subpass_dependency& d : c.dependencies) {
+        if (d.src == subpass_external && d.dst == subpass_external) {
+          return error(errc::invalid_argument, "a subpass dependency cannot be EXTERNAL to EXTERNAL");
+        }
+        if ((d.src != subpass_external && d.src >= c.subpass_count) ||
+            (d.dst != subpass_external && d.dst >= c.subpass_count)) {
+          return error(errc::out_of_range, "subpass dependency names a subpass that does not exist");
+        }
+        if (d.src != subpass_external && d.dst != subpass_external && d.src > d.dst) {
+          return error(errc::invalid_argument, "subpass dependency goes backwards (src > dst)");
+        }
+        if (!masks_ok(d.src_stages) || !masks_ok(d.dst_stages) ||
+            ((d.src_access | d.dst_access) & ~all_access) != 0) {
+          return error(errc::invalid_argument, "unknown bit in a subpass dependency mask");
+        }
+      }
+      return {};
+    case command_kind::next_subpass:
+      if (!in_rp) return error(errc::failed_precondition, "next_subpass outside a render pass");
+      if (q_[c.queue].subpass + 1 >= q_[c.queue].subpass_count) {
+        return error(errc::failed_precondition, "next_subpass past the last subpass");
+      }
+      return {};
+    case command_kind::end_render_pass:
+      if (!in_rp) return error(errc::failed_precondition, "end_render_pass outside a render pass");
+      if (q_[c.queue].subpass + 1 != q_[c.queue].subpass_count) {
+        return error(errc::failed_precondition, "end_render_pass before the last subpass");
+      }
+      return {};
+    case command_kind::signal_semaphore: {
+      if (in_rp) return error(errc::failed_precondition, "semaphore operations are not allowed inside a render pass");
+      if (c.value == 0) return error(errc::invalid_argument, "a semaphore signal value must be > 0");
+      if (auto it = signals_.find(c.semaphore); it != signals_.end() && !it->second.empty() &&
+                                                it->second.back().first >= c.value) {
+        return error(errc::not_increasing, "semaphore signal values must increase", c.value);
+      }
+      return {};
+    }
+    case command_kind::wait_semaphore: {
+      if (in_rp) return error(errc::failed_precondition, "semaphore operations are not allowed inside a render pass");
+      if (extract_stages(c.dst_stages) == 0) return error(errc::invalid_argument, "a semaphore wait needs dst stages");
+      auto it = signals_.find(c.semaphore);
+      if (it == signals_.end() || it->second.empty() || it->second.back().first < c.value) {
+        return error(errc::failed_precondition,
+                     "semaphore wait before any signal reaching its value (the stream must be in an executable order)",
+                     c.value);
+      }
+      return {};
+    }
+    case command_kind::submit:
+      if (in_rp) return error(errc::failed_precondition, "submit inside a render pass");
+      return {};
+  }
+  return error(errc::invalid_argument, "unknown command kind");
+}
+
+//===-- append --------------------------------------------------------------===//
+
+inline status checker::append(const command& c) {
+  if (status s = validate(c); !s) return s;
+  while (q_.size() <= c.queue) {
+    queue_state q;
+    q.qall = new_scope();
+    q.qout = new_scope();
+    q_.push_back(std::move(q));
+  }
+  const auto id = static_cast<std::uint32_t>(cmds_.size());
+  cmd_info ci;
+  ci.kind = c.kind;
+  ci.queue = c.queue;
+  cmds_.push_back(ci);
+  switch (c.kind) {
+    case command_kind::action: record_action(c, id); break;
+    case command_kind::begin_render_pass: begin_rp(c, id); break;
+    case command_kind::next_subpass:
+      finish_subpass(q_[c.queue]);
+      enter_subpass(q_[c.queue], q_[c.queue].subpass + 1);
+      break;
+    case command_kind::end_render_pass: end_rp(q_[c.queue]); break;
+    case command_kind::submit: break;
+    default: record_sync(c, id); break;
+  }
+  return {};
+}
+
+inline void checker::record_action(const command& c, std::uint32_t id) {
+  queue_state& q = q_[c.queue];
+  cmd_info& ci = cmds_[id];
+  ci.idx = ++q.idx;
+  ci.qall = q.qall;
+  ci.in_rp = q.in_rp;
+  ci.local = q.in_rp ? q.sp_scopes[q.subpass] : q.qout;
+  ci.rp_instance = q.in_rp ? q.rp_instance : none;
+  for (int r = 0; r < 2; ++r) {
+    ci.snap_q[r] = snapshot_of(r, q.in[r], q.in_snap[r]);
+    if (q.in_rp) ci.snap_s[r] = snapshot_of(r, q.in_s[r], q.in_s_snap[r]);
+    // out[Y] gains pred((c, Y)) = In[Y] u In[TOP]; out[BOTTOM] gains all.
+    const bool fresh_q = q.joined_q[r] != ci.snap_q[r] || q.joined_s[r] != ci.snap_s[r];
+    auto feed = [&](std::array<vclock, stage_count>& out) {
+      for (std::size_t y = 0; y < stage_count; ++y) {
+        out[y].join(q.in[r][y]);
+        out[y].join(q.in[r][TOP]);
+        out[BOTTOM].join(q.in[r][y]);
+        if (q.in_rp) {
+          out[y].join(q.in_s[r][y]);
+          out[y].join(q.in_s[r][TOP]);
+          out[BOTTOM].join(q.in_s[r][y]);
+        }
+      }
+    };
+    if (fresh_q) {
+      feed(q.out[r]);
+      if (q.in_rp) feed(q.out_s[r]);
+      q.joined_q[r] = ci.snap_q[r];
+      q.joined_s[r] = ci.snap_s[r];
+    }
+    auto claim = [&](std::array<vclock, stage_count>& out, std::uint32_t scope) {
+      for (std::size_t y = 0; y < stage_count; ++y) {
+        detail::clock_entry& e = out[y].at(scope);
+        detail::raise(e.act[y], ci.idx);
+        detail::raise(e.act[TOP], ci.idx);
+      }
+      detail::clock_entry& b = out[BOTTOM].at(scope);
+      for (std::size_t y = 0; y < stage_count; ++y) detail::raise(b.act[y], ci.idx);
+    };
+    claim(q.out[r], q.qall);
+    if (q.in_rp) claim(q.out_s[r], ci.local);
+  }
+  // hazards
+  for (const memory_access& a : c.accesses) check_access(id, a, ci.rp_instance);
+  // pairs inside the command (different stages are unordered)
+  for (std::size_t i = 0; i < c.accesses.size(); ++i) {
+    for (std::size_t j = i + 1; j < c.accesses.size(); ++j) {
+      const memory_access& a = c.accesses[i];
+      const memory_access& b = c.accesses[j];
+      if (a.stage == b.stage || (!a.write() && !b.write()) || !overlaps(a.mem, b.mem)) continue;
+      const memory_access& w = a.write() ? a : b;
+      const memory_access& o = a.write() ? b : a;
+      hazard h;
+      h.kind = o.write() ? hazard_kind::write_after_write_race : hazard_kind::read_after_write_race;
+      h.first = h.second = id;
+      h.first_stages = static_cast<stage_set>(1u << static_cast<unsigned>(w.stage));
+      h.second_stages = static_cast<stage_set>(1u << static_cast<unsigned>(o.stage));
+      h.first_access = bit(w.access);
+      h.second_access = bit(o.access);
+      h.range = overlap(w.mem, o.mem);
+      report(h);
+    }
+  }
+  for (const memory_access& a : c.accesses) {
+    record rec{a.write() ? record::type::write : record::type::read};
+    rec.seq = seq_++;
+    rec.command = id;
+    rec.st = a.stage;
+    rec.acc = a.access;
+    rec.mem = a.mem;
+    rec.fb_rp = contains(framebuffer_stages, a.stage) ? ci.rp_instance : none;
+    add_record(rec);
+  }
+}
+
+inline std::uint32_t checker::make_owner(bool is_dep, std::uint32_t command, std::uint32_t target,
+                                         stage_set dst, const std::array<vclock, 2>& k,
+                                         std::uint32_t fb_rp, bool by_region) {
+  owner o;
+  o.by_region = by_region;
+  o.is_dep = is_dep;
+  o.command = command;
+  o.target = target;
+  o.dst_set = dst;
+  o.fb_rp = fb_rp;
+  for (int r = 0; r < 2; ++r) o.k[r] = intern(rs_[r], k[r]);
+  owners_.push_back(o);
+  return static_cast<std::uint32_t>(owners_.size() - 1);
+}
+
+inline void checker::record_sync(const command& c, std::uint32_t id) {
+  queue_state& q = q_[c.queue];
+  cmd_info& ci = cmds_[id];
+  const stage_set src = extract_stages(c.src_stages);
+  const stage_set dst = extract_stages(c.dst_stages);
+  const bool inside = q.in_rp;  // only barriers can be inside
+  ci.qall = q.qall;
+  ci.in_rp = inside;
+  ci.local = inside ? q.sp_scopes[q.subpass] : q.qout;
+  ci.rp_instance = inside ? q.rp_instance : none;
+  ci.by_region = c.by_region && c.kind == command_kind::pipeline_barrier;
+  const bool has_dst = c.kind == command_kind::pipeline_barrier || c.kind == command_kind::wait_events ||
+                       c.kind == command_kind::wait_semaphore;
+  ci.dst_set = has_dst ? dst : 0;
+
+  std::uint32_t chain = 0;
+  if (c.kind == command_kind::set_event || c.kind == command_kind::reset_event) {
+    auto [it, fresh] = chain_scope_.try_emplace({c.queue, c.events[0]}, 0u);
+    if (fresh) it->second = new_scope();
+    chain = it->second;
+    ci.chain = chain;
+    ci.chain_pos = ++chain_len_[chain];
+  }
+
+  std::array<vclock, 2> k;
+  for (int r = 0; r < 2; ++r) {
+    const bool edges = !(r == 0 && ci.by_region);  // strict drops a by-region barrier's own edges
+    vclock& K = k[r];
+    auto& in = q.in[r];
+    // What flows into this command's SRC-stage nodes precedes a later
+    // semaphore signal even when it reaches nothing else.
+    for (std::size_t x = 0; x < stage_count; ++x) {
+      q.evk[r].join(in[x]);
+      if (inside) q.evk[r].join(q.in_s[r][x]);
+    }
+    auto& out = inside ? q.out_s[r] : q.out[r];
+    switch (c.kind) {
+      case command_kind::pipeline_barrier:
+      case command_kind::set_event:
+      case command_kind::reset_event:
+        for (std::size_t x = 0; x < stage_count; ++x) {
+          const bool src_node_live = (src >> x & 1u) != 0 || x == TOP;
+          if (!src_node_live) continue;
+          K.join(in[x]);
+          if (inside) K.join(q.in_s[r][x]);
+          if (edges && (src >> x & 1u) != 0) K.join(out[x]);
+        }
+        if (chain != 0) {
+          if (auto it = chain_k_.find(chain); it != chain_k_.end()) K.join(it->second[r]);
+        }
+        break;
+      case command_kind::wait_events:
+        for (std::uint32_t e : c.events) {
+          if (auto s = chain_scope_.find({c.queue, e}); s != chain_scope_.end()) {
+            K.join(chain_k_[s->second][r]);
+          }
+        }
+        break;
+      case command_kind::signal_semaphore:
+        K.join(q.out[r][BOTTOM]);
+        K.join(q.evk[r]);
+        if (q.idx > 0) detail::raise(K.at(q.qall).every, q.idx);
+        break;
+      case command_kind::wait_semaphore: {
+        const auto& list = signals_[c.semaphore];
+        for (const auto& [value, kid] : list) {
+          if (value >= c.value) {
+            K.join(clock_at(r, kid[r]));
+            break;
+          }
+        }
+        break;
+      }
+      default: break;
+    }
+    ci.k[r] = intern(rs_[r], K);
+  }
+  ci.idx = ++q.idx;
+
+  for (int r = 0; r < 2; ++r) {
+    const bool edges = !(r == 0 && ci.by_region);
+    const vclock& K = clock_at(r, ci.k[r]);
+    // A-side: later sync commands consume (b, DST, X) for every X.
+    auto feed_out = [&](std::array<vclock, stage_count>& out, std::uint32_t scope) {
+      for (std::size_t x = 0; x < stage_count; ++x) {
+        if (has_dst && ((dst >> x & 1u) != 0 || x == BOTTOM)) out[x].join(K);
+        detail::raise(out[x].at(scope).sall[x], ci.idx);
+      }
+    };
+    feed_out(q.out[r], q.qall);
+    if (inside) feed_out(q.out_s[r], ci.local);
+    if (!has_dst) q.evk[r].join(K);
+    // B-side: later commands of the scope receive (b, DST, X) for X in dst.
+    if (has_dst && edges) {
+      auto& in = inside ? q.in_s[r] : q.in[r];
+      for (std::size_t x = 0; x < stage_count; ++x) {
+        if ((dst >> x & 1u) == 0) continue;
+        in[x].join(K);
+        detail::raise(in[x].at(ci.local).sfwd[x], ci.idx);
+      }
+      on_in_changed(q, r, inside);
+    }
+  }
+
+  if (chain != 0) {
+    std::array<vclock, 2> ck;
+    for (int r = 0; r < 2; ++r) {
+      ck[r] = clock_at(r, ci.k[r]);
+      detail::raise(ck[r].at(chain).every, ci.chain_pos);
+    }
+    chain_k_[chain] = std::move(ck);
+  }
+  if (c.kind == command_kind::signal_semaphore) {
+    std::array<std::uint32_t, 2> ids{};
+    for (int r = 0; r < 2; ++r) {
+      vclock s = clock_at(r, ci.k[r]);
+      detail::raise(s.at(q.qall).every, ci.idx);
+      ids[r] = intern(rs_[r], s);
+    }
+    signals_[c.semaphore].emplace_back(c.value, ids);
+  }
+
+  // Memory: flushes, transitions, invalidates.
+  std::array<vclock, 2> kk{clock_at(0, ci.k[0]), clock_at(1, ci.k[1])};
+  const std::uint32_t fb = (ci.by_region && inside) ? q.rp_instance : none;
+  if (c.kind == command_kind::set_event || c.kind == command_kind::reset_event ||
+      c.kind == command_kind::wait_events) {
+    check_events(id, c);
+  }
+  if (c.kind == command_kind::signal_semaphore) {
+    const std::uint32_t o = make_owner(false, id, 0, 0, kk, none);
+    record f{record::type::flush};
+    f.seq = seq_++;
+    f.command = id;
+    f.stages = all_stages_set;
+    f.accs = all_access;
+    f.owner = o;
+    add_record(f);
+    return;
+  }
+  if (!has_dst) return;
+  const std::uint32_t o = make_owner(false, id, 0, dst, kk, fb);
+  std::vector<memory_barrier> mbs = c.barriers;
+  if (c.kind == command_kind::wait_semaphore) mbs.assign(1, memory_barrier{0, all_access, global_memory, false});
+  for (const memory_barrier& mb : mbs) {
+    if (mb.src_access == 0 || src == 0) continue;
+    record f{record::type::flush};
+    f.seq = seq_++;
+    f.command = id;
+    f.stages = src;
+    f.accs = mb.src_access;
+    f.mem = mb.mem;
+    f.owner = o;
+    f.fb_rp = fb;
+    add_record(f);
+  }
+  for (const memory_barrier& mb : mbs) {
+    if (!mb.transition) continue;
+    record t{record::type::transition};
+    t.seq = seq_++;
+    t.command = id;
+    t.mem = mb.mem;
+    t.owner = o;
+    check_transition(t);
+    add_record(t);
+  }
+  for (const memory_barrier& mb : mbs) {
+    if (mb.dst_access == 0 || dst == 0) continue;
+    record inv{record::type::invalidate};
+    inv.seq = seq_++;
+    inv.command = id;
+    inv.stages = dst;
+    inv.accs = mb.dst_access;
+    inv.mem = mb.mem;
+    inv.owner = o;
+    inv.fb_rp = fb;
+    check_invalidate(inv);
+    add_record(inv);
+  }
+}
+
+//===-- render passes -------------------------------------------------------===//
+
+inline void checker::begin_rp(const command& c, std::uint32_t id) {
+  queue_state& q = q_[c.queue];
+  q.in_rp = true;
+  q.rp_begin = id;
+  q.rp_instance = rp_instances_++;
+  q.subpass_count = c.subpass_count;
+  q.sp_scopes.clear();
+  for (std::uint32_t i = 0; i < c.subpass_count; ++i) q.sp_scopes.push_back(new_scope());
+  q.end_scope = new_scope();
+  for (int r = 0; r < 2; ++r) {
+    q.rp_begin_out[r] = q.out[r];
+    q.sp_dst[r].clear();
+  }
+  q.deps.clear();
+  for (const subpass_dependency& d : c.dependencies) {
+    if (d.src == d.dst) continue;  // self-dependency: barriers inside the subpass do the work
+    dep_info di;
+    di.d = d;
+    di.queue = c.queue;
+    deps_.push_back(di);
+    q.deps.push_back(static_cast<std::uint32_t>(deps_.size() - 1));
+  }
+  enter_subpass(q, 0);
+}
+
+inline checker::vclock checker::dep_clock(int r, const queue_state& q, const subpass_dependency& d) const {
+  vclock k;
+  if (r == 0 && d.by_region) return k;
+  const stage_set src = extract_stages(d.src_stages);
+  for (std::size_t x = 0; x < stage_count; ++x) {
+    if ((src >> x & 1u) == 0) continue;
+    if (d.src == subpass_external) {
+      k.join(q.rp_begin_out[r][x]);
+    } else {
+      k.join(q.sp_dst[r][d.src][x]);
+    }
+  }
+  return k;
+}
+
+inline void checker::enter_subpass(queue_state& q, std::uint32_t j) {
+  q.subpass = j;
+  const std::uint32_t scope = q.sp_scopes[j];
+  std::vector<std::uint32_t> arriving;
+  for (std::uint32_t di : q.deps) {
+    if (deps_[di].d.dst == j) arriving.push_back(di);
+  }
+  std::vector<std::array<vclock, 2>> kd(arriving.size());
+  for (std::size_t i = 0; i < arriving.size(); ++i) {
+    for (int r = 0; r < 2; ++r) kd[i][r] = dep_clock(r, q, deps_[arriving[i]].d);
+  }
+  for (int r = 0; r < 2; ++r) {
+    for (std::size_t x = 0; x < stage_count; ++x) {
+      vclock in;
+      for (std::size_t i = 0; i < arriving.size(); ++i) {
+        const subpass_dependency& d = deps_[arriving[i]].d;
+        if (r == 0 && d.by_region) continue;
+        if ((extract_stages(d.dst_stages) >> x & 1u) != 0) in.join(kd[i][r]);
+      }
+      in.at(scope).spsrc = static_cast<stage_set>(1u << x);
+      q.in_s[r][x] = std::move(in);
+      q.out_s[r][x] = vclock{};
+    }
+    q.in_s_snap[r] = none;
+    q.joined_s[r] = none;
+  }
+  for (std::size_t i = 0; i < arriving.size(); ++i) {
+    const subpass_dependency& d = deps_[arriving[i]].d;
+    const std::uint32_t fb = d.by_region ? q.rp_instance : none;
+    const auto here = static_cast<std::uint32_t>(cmds_.size() - 1);
+    const std::uint32_t o = make_owner(true, here, scope, extract_stages(d.dst_stages), kd[i], fb, d.by_region);
+    deps_[arriving[i]].owner = o;
+    if (d.src_access != 0 && extract_stages(d.src_stages) != 0) {
+      record f{record::type::flush};
+      f.seq = seq_++;
+      f.command = here;
+      f.stages = extract_stages(d.src_stages);
+      f.accs = d.src_access;
+      f.owner = o;
+      f.fb_rp = fb;
+      add_record(f);
+    }
+    if (d.dst_access != 0 && extract_stages(d.dst_stages) != 0) {
+      record inv{record::type::invalidate};
+      inv.seq = seq_++;
+      inv.command = here;
+      inv.stages = extract_stages(d.dst_stages);
+      inv.accs = d.dst_access;
+      inv.owner = o;
+      inv.fb_rp = fb;
+      check_invalidate(inv);
+      add_record(inv);
+    }
+  }
+}
+
+inline void checker::finish_subpass(queue_state& q) {
+  for (int r = 0; r < 2; ++r) {
+    std::array<vclock, stage_count> d;
+    for (std::size_t x = 0; x < stage_count; ++x) {
+      d[x] = q.in_s[r][x];
+      d[x].join(q.out_s[r][x]);
+    }
+    q.sp_dst[r].push_back(std::move(d));
+  }
+}
+
+inline void checker::end_rp(queue_state& q) {
+  finish_subpass(q);
+  const auto end_cmd = static_cast<std::uint32_t>(cmds_.size() - 1);
+  for (std::uint32_t di : q.deps) {
+    const subpass_dependency& d = deps_[di].d;
+    if (d.dst != subpass_external) continue;
+    std::array<vclock, 2> kd;
+    for (int r = 0; r < 2; ++r) kd[r] = dep_clock(r, q, d);
+    const stage_set dst = extract_stages(d.dst_stages);
+    for (int r = 0; r < 2; ++r) {
+      if (r == 0 && d.by_region) continue;
+      for (std::size_t x = 0; x < stage_count; ++x) {
+        if ((dst >> x & 1u) == 0) continue;
+        q.in[r][x].join(kd[r]);
+        q.in[r][x].at(q.end_scope).spsrc |= static_cast<stage_set>(1u << x);
+      }
+      q.in_snap[r] = none;
+    }
+    const std::uint32_t fb = none;  // after the render pass nothing is framebuffer-local
+    const std::uint32_t o = make_owner(true, end_cmd, q.end_scope, dst, kd, fb, d.by_region);
+    deps_[di].owner = o;
+    if (d.src_access != 0 && extract_stages(d.src_stages) != 0) {
+      record f{record::type::flush};
+      f.seq = seq_++;
+      f.command = end_cmd;
+      f.stages = extract_stages(d.src_stages);
+      f.accs = d.src_access;
+      f.owner = o;
+      add_record(f);
+    }
+    if (d.dst_access != 0 && dst != 0) {
+      record inv{record::type::invalidate};
+      inv.seq = seq_++;
+      inv.command = end_cmd;
+      inv.stages = dst;
+      inv.accs = d.dst_access;
+      inv.owner = o;
+      check_invalidate(inv);
+      add_record(inv);
+    }
+  }
+  q.in_rp = false;
+  for (int r = 0; r < 2; ++r) q.joined_s[r] = none;
+}
+
+//===-- queries -------------------------------------------------------------===//
+
+inline bool checker::valid(point p) const noexcept {
+  if (p.command >= cmds_.size()) return false;
+  const command_kind k = cmds_[p.command].kind;
+  switch (p.where) {
+    case point::part::stage:
+      return k == command_kind::action && static_cast<std::size_t>(p.stage) < stage_count;
+    case point::part::src:
+      return k != command_kind::action && k != command_kind::begin_render_pass &&
+             k != command_kind::next_subpass && k != command_kind::end_render_pass &&
+             k != command_kind::submit;
+    case point::part::dst:
+      return k == command_kind::pipeline_barrier || k == command_kind::wait_events ||
+             k == command_kind::wait_semaphore;
+  }
+  return false;
+}
+
+inline bool checker::happens_before(point a, point b, relation rel) const {
+  if (!valid(a) || !valid(b)) return false;
+  const int r = static_cast<int>(rel);
+  if (a.command == b.command) {
+    if (a.where == point::part::stage) {
+      return (a.stage == stage::top_of_pipe && b.stage != stage::top_of_pipe) ||
+             (b.stage == stage::bottom_of_pipe && a.stage != stage::bottom_of_pipe);
+    }
+    return a.where == point::part::src && b.where == point::part::dst;
+  }
+  if (a.command > b.command) return false;  // every edge goes forward in stream order
+  view v;
+  v.r = r;
+  if (b.where == point::part::stage) {
+    v = action_view(r, b.command, b.stage);
+  } else {
+    v.add(&clock_at(r, cmds_[b.command].k[r]));
+  }
+  if (a.where == point::part::stage) return act_member(a.command, a.stage, v);
+  return core_member(a.command, v);
+}
+
+//===-- hazards -------------------------------------------------------------===//
+
+// Does writer `w` precede the flush position of owner `o`?
+inline bool checker::writer_before_owner(const record& w, int r, std::uint32_t o) const {
+  const view ov = owner_view(r, o);
+  if (w.t == record::type::transition) {
+    return owners_[w.owner].command == owners_[o].command || owner_member(w.owner, ov);
+  }
+  return act_member(w.command, w.st, ov);
+}
+
+// Is there a flush F (and, when `need_invalidate`, an invalidate I) with
+// w < F < I < target, matching w's and the target's stage/access and
+// covering `ov`? `target_owner` is set when the target is a transition
+// (owner's own flushes count; no invalidate needed).
+inline bool checker::visible(const record& w, int r, std::uint32_t target_owner, const view& tv,
+                             std::uint32_t target_cmd, stage target_stage, access_type target_acc,
+                             bool need_invalidate, const memory_range& ov) const {
+  (void)target_cmd;
+  // Candidate invalidates: I < target, matching, covering.
+  std::vector<std::uint32_t> inv_owners;
+  bool transition_writer = w.t == record::type::transition;
+  auto scan = [&](const std::vector<record>& list, auto&& f) {
+    for (const record& x : list) {
+      if (x.seq > w.seq) f(x);
+    }
+  };
+  auto lists = [&](auto&& f) {
+    scan(global_records_, f);
+    if (auto it = by_resource_.find(ov.resource); it != by_resource_.end()) scan(it->second, f);
+  };
+  if (need_invalidate) {
+    lists([&](const record& x) {
+      if (x.t != record::type::invalidate) return;
+      if (!contains(x.stages, target_stage) || (x.accs & bit(target_acc)) == 0) return;
+      if (!is_subset(ov, x.mem)) return;
+      if (!owner_member(x.owner, tv)) return;
+      inv_owners.push_back(x.owner);
+    });
+    if (inv_owners.empty()) return false;
+  }
+  if (transition_writer) {
+    // The transition's writes are flushed by the transition itself; any
+    // invalidate after it (same barrier: always) makes them visible.
+    for (std::uint32_t io : inv_owners) {
+      if (owners_[io].command == owners_[w.owner].command && !owners_[io].is_dep) return true;
+      if (owner_member(w.owner, owner_view(r, io))) return true;
+    }
+    return false;
+  }
+  bool found = false;
+  lists([&](const record& x) {
+    if (found || x.t != record::type::flush) return;
+    if (!contains(x.stages, w.st) || (x.accs & bit(w.acc)) == 0) return;
+    if (!is_subset(ov, x.mem)) return;
+    if (!writer_before_owner(w, r, x.owner)) return;
+    if (!need_invalidate) {
+      // target is a transition of target_owner: F < T.
+      if (x.owner == target_owner || owner_member(x.owner, owner_view(r, target_owner))) found = true;
+      return;
+    }
+    for (std::uint32_t io : inv_owners) {
+      if (io == x.owner || owner_member(x.owner, owner_view(r, io))) {
+        found = true;
+        return;
+      }
+    }
+  });
+  return found;
+}
+
+inline void checker::check_access(std::uint32_t c, const memory_access& x, std::uint32_t rp) {
+  const std::uint32_t x_fb = contains(framebuffer_stages, x.stage) ? rp : none;
+  std::array<view, 2> views{action_view(0, c, x.stage), action_view(1, c, x.stage)};
+  for_overlapping(x.mem, [&](const record& p) {
+    if (p.command == c) return;
+    const int r = pick(p.fb_rp, x_fb);
+    const view& v = views[r];
+    const memory_range ov = overlap(p.mem, x.mem);
+    hazard h;
+    h.first = p.command;
+    h.second = c;
+    h.second_stages = static_cast<stage_set>(1u << static_cast<unsigned>(x.stage));
+    h.second_access = bit(x.access);
+    h.range = ov;
+    switch (p.t) {
+      case record::type::write:
+      case record::type::transition: {
+        const bool trans = p.t == record::type::transition;
+        h.first_stages = trans ? 0 : static_cast<stage_set>(1u << static_cast<unsigned>(p.st));
+        h.first_access = trans ? 0 : bit(p.acc);
+        const int rr = trans ? 0 : r;
+        const view& vv = views[rr];
+        const bool ordered = trans ? owner_member(p.owner, vv) : act_member(p.command, p.st, vv);
+        if (!ordered) {
+          h.kind = x.write() ? hazard_kind::write_after_write_race : hazard_kind::read_after_write_race;
+          report(h);
+        } else if (!visible(p, rr, none, vv, c, x.stage, x.access, true, ov)) {
+          h.kind = x.write() ? hazard_kind::write_without_visibility : hazard_kind::read_without_visibility;
+          report(h);
+        }
+        break;
+      }
+      case record::type::read:
+        if (x.write() && !act_member(p.command, p.st, v)) {
+          h.kind = hazard_kind::write_after_read_race;
+          h.first_stages = static_cast<stage_set>(1u << static_cast<unsigned>(p.st));
+          h.first_access = bit(p.acc);
+          report(h);
+        }
+        break;
+      case record::type::invalidate: {
+        if (!x.write()) break;
+        const int ri = pick(p.fb_rp, x_fb);
+        if (!owner_member(p.owner, views[ri])) {
+          h.kind = hazard_kind::write_invalidate_race;
+          h.first_stages = p.stages;
+          h.first_access = p.accs;
+          report(h);
+        }
+        break;
+      }
+      case record::type::flush: break;
+    }
+  });
+}
+
+inline void checker::check_invalidate(const record& inv) {
+  for_overlapping(inv.mem, [&](const record& p) {
+    if (p.t != record::type::write && p.t != record::type::transition) return;
+    const memory_range ov = overlap(p.mem, inv.mem);
+    hazard h;
+    h.first = p.command;
+    h.second = inv.command;
+    h.second_stages = inv.stages;
+    h.second_access = inv.accs;
+    h.range = ov;
+    if (p.t == record::type::transition) {
+      const bool same = !owners_[inv.owner].is_dep && owners_[inv.owner].command == owners_[p.owner].command;
+      if (!same && !inv.mem.is_global() && !owner_member(p.owner, owner_view(0, inv.owner))) {
+        h.kind = hazard_kind::write_invalidate_race;
+        report(h);
+      }
+      return;
+    }
+    const int r = pick(p.fb_rp, inv.fb_rp);
+    h.first_stages = static_cast<stage_set>(1u << static_cast<unsigned>(p.st));
+    h.first_access = bit(p.acc);
+    if (!act_member(p.command, p.st, owner_view(r, inv.owner))) {
+      if (!inv.mem.is_global()) {
+        h.kind = hazard_kind::write_invalidate_race;
+        report(h);
+      }
+      return;
+    }
+    // needs a flush F with w < F < inv (F of the same owner counts)
+    bool found = false;
+    auto try_list = [&](const std::vector<record>& list) {
+      for (const record& f : list) {
+        if (found) return;
+        if (f.t != record::type::flush || f.seq < p.seq) continue;
+        if (!contains(f.stages, p.st) || (f.accs & bit(p.acc)) == 0) continue;
+        if (!is_subset(ov, f.mem) || !is_subset(ov, inv.mem)) continue;
+        if (!writer_before_owner(p, r, f.owner)) continue;
+        if (f.owner == inv.owner || owner_member(f.owner, owner_view(r, inv.owner))) found = true;
+      }
+    };
+    try_list(global_records_);
+    if (auto it = by_resource_.find(ov.resource); it != by_resource_.end()) try_list(it->second);
+    if (!found) {
+      h.kind = hazard_kind::dirty_invalidate;
+      report(h);
+    }
+  });
+}
+
+inline void checker::check_transition(const record& t) {
+  const view tv = owner_view(0, t.owner);
+  for_overlapping(t.mem, [&](const record& p) {
+    const memory_range ov = overlap(p.mem, t.mem);
+    hazard h;
+    h.first = p.command;
+    h.second = t.command;
+    h.range = ov;
+    switch (p.t) {
+      case record::type::write: {
+        h.first_stages = static_cast<stage_set>(1u << static_cast<unsigned>(p.st));
+        h.first_access = bit(p.acc);
+        if (!act_member(p.command, p.st, tv)) {
+          h.kind = hazard_kind::write_after_write_race;
+          report(h);
+        } else if (!visible(p, 0, t.owner, tv, t.command, stage::top_of_pipe, access_type::shader_read, false, ov)) {
+          h.kind = hazard_kind::write_without_visibility;
+          report(h);
+        }
+        break;
+      }
+      case record::type::transition:
+        if (p.owner == t.owner || !owner_member(p.owner, tv)) {
+          h.kind = hazard_kind::write_after_write_race;
+          report(h);
+        }
+        break;
+      case record::type::read:
+        if (!act_member(p.command, p.st, tv)) {
+          h.kind = hazard_kind::write_after_read_race;
+          h.first_stages = static_cast<stage_set>(1u << static_cast<unsigned>(p.st));
+          h.first_access = bit(p.acc);
+          report(h);
+        }
+        break;
+      case record::type::invalidate:
+        if (!owner_member(p.owner, tv)) {
+          h.kind = hazard_kind::write_invalidate_race;
+          h.first_stages = p.stages;
+          h.first_access = p.accs;
+          report(h);
+        }
+        break;
+      case record::type::flush: break;
+    }
+  });
+}
+
+inline void checker::check_events(std::uint32_t c, const command& cmd) {
+  view v;
+  v.r = 0;
+  v.add(&clock_at(0, cmds_[c].k[0]));
+  for (std::uint32_t e : cmd.events) {
+    auto& ops = event_ops_[e];
+    for (std::uint32_t p : ops) {
+      const command_kind a = cmds_[p].kind;
+      const command_kind b = cmd.kind;
+      // The seed's pairs: set/set, set/wait, set/reset, reset/wait.
+      if (a == b && a != command_kind::set_event) continue;
+      if (core_member(p, v)) continue;
+      hazard h;
+      h.kind = hazard_kind::event_race;
+      h.first = p;
+      h.second = c;
+      h.event = e;
+      report(h);
+    }
+    ops.push_back(c);
+  }
+}
+
+}  // namespace check
+CAUSAL_END_NAMESPACE

@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// Tests for <causal/check/checker.hpp> and <causal/check/dot.hpp>: the
+// seed's own examples (the draw -> barrier(VERTEX|TRANSFER -> TOP) -> draw
+// graph, and the memory-barrier example with and without its flush and its
+// invalidate), then one hand-built stream per rule: each hazard kind,
+// events, render passes and subpass dependencies (EXTERNAL and BY_REGION),
+// by-region barriers, semaphores across queues, layout transitions,
+// extractStages, self-coherence inside one command, bad input, and DOT.
+// Streams are written in the text format of <causal/check/stream_text.hpp>.
+
+#include <causal/check/checker.hpp>
+#include <causal/check/dot.hpp>
+#include <causal/check/reference.hpp>
+#include <causal/check/stream_text.hpp>
+
+#include "catch.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace causal::check;
+
+struct checked {
+  stream s;
+  checker ck;
+  std::vector<hazard> hazards;
+
+  explicit checked(const std::string& text) {
+    auto parsed = parse_stream(text);
+    INFO(std::string(parsed ? "" : parsed.error_value().message()) << " at line "
+                                                                     << (parsed ? 0 : parsed.error_value().position()));
+    REQUIRE(parsed.ok());
+    s = *parsed;
+    for (const command& c : s.commands) {
+      const causal::status st = ck.append(c);
+      INFO(std::string(st ? "" : st.error_value().message()));
+      REQUIRE(st.ok());
+    }
+    REQUIRE(ck.finish().ok());
+    hazards = ck.hazards();
+    std::sort(hazards.begin(), hazards.end());
+    // Every stream here is also checked against the brute-force model.
+    const reference_graph ref(s);
+    REQUIRE(hazards == ref.hazards());
+  }
+
+  std::uint32_t id(const std::string& label) const {
+    for (std::uint32_t i = 0; i < s.commands.size(); ++i) {
+      if (s.commands[i].label == label) return i;
+    }
+    FAIL("no command " << label);
+    return 0;
+  }
+  bool before(const std::string& a, stage x, const std::string& b, stage y, relation r = relation::strict) const {
+    return ck.happens_before(at(id(a), x), at(id(b), y), r);
+  }
+  std::vector<hazard_kind> kinds() const {
+    std::vector<hazard_kind> k;
+    for (const hazard& h : hazards) k.push_back(h.kind);
+    return k;
+  }
+  std::string report() const {
+    std::string out;
+    for (const hazard& h : hazards) out += to_text(s, h) + "\n";
+    return out;
+  }
+};
+
+const char* seed_memory_example = R"(
+queue gfx
+draw gfx name=draw1 write=VERTEX_SHADER:SHADER_WRITE:img_1[0:1,0:1]
+barrier gfx name=b src=VERTEX_SHADER|TRANSFER dst=FRAGMENT_SHADER|TOP global=0:SHADER_READ image=SHADER_WRITE:0:img_1[0:1,0:1]
+draw gfx name=draw2 read=FRAGMENT_SHADER:SHADER_READ:img_1[0:1,0:1]
+)";
+
+constexpr stage all_stage_list[] = {
+    stage::top_of_pipe, stage::draw_indirect, stage::vertex_input, stage::vertex_shader,
+    stage::tessellation_control_shader, stage::tessellation_evaluation_shader, stage::geometry_shader,
+    stage::fragment_shader, stage::early_fragment_tests, stage::late_fragment_tests,
+    stage::color_attachment_output, stage::compute_shader, stage::transfer, stage::bottom_of_pipe};
+
+}  // namespace
+
+TEST_CASE("check: extractStages expands ALL_GRAPHICS and ALL_COMMANDS without TOP and BOTTOM", "[check][stages]") {
+  STATIC_REQUIRE(extract_stages(bit(stage::vertex_shader)) == (1u << 3));
+  const stage_set g = extract_stages(all_graphics_bit);
+  CHECK(contains(g, stage::draw_indirect));
+  CHECK(contains(g, stage::color_attachment_output));
+  CHECK_FALSE(contains(g, stage::compute_shader));
+  CHECK_FALSE(contains(g, stage::top_of_pipe));
+  CHECK_FALSE(contains(g, stage::bottom_of_pipe));
+  const stage_set a = extract_stages(all_commands_bit);
+  CHECK(contains(a, stage::compute_shader));
+  CHECK(contains(a, stage::transfer));
+  CHECK_FALSE(contains(a, stage::top_of_pipe));
+  CHECK_FALSE(contains(a, stage::bottom_of_pipe));
+}
+
+TEST_CASE("check: the seed's draw -> barrier(VERTEX|TRANSFER -> TOP) -> draw graph", "[check][seed]") {
+  checked t(R"(
+queue gfx
+draw gfx name=draw1
+barrier gfx name=b src=VERTEX_SHADER|TRANSFER dst=TOP_OF_PIPE
+draw gfx name=draw2
+)");
+  // draw 1's VERTEX_SHADER must complete before draw 2's TRANSFER starts.
+  CHECK(t.before("draw1", stage::vertex_shader, "draw2", stage::transfer));
+  // TOP in dst reaches every stage of draw 2.
+  for (stage y : all_stage_list) CHECK(t.before("draw1", stage::transfer, "draw2", y));
+  // FRAGMENT_SHADER of draw 1 is unordered with every stage of draw 2.
+  for (stage y : all_stage_list) {
+    CHECK_FALSE(t.before("draw1", stage::fragment_shader, "draw2", y));
+    CHECK_FALSE(t.before("draw2", y, "draw1", stage::fragment_shader));
+  }
+  // and so is BOTTOM (after FRAGMENT), but TOP of draw 1 is before draw 2.
+  CHECK_FALSE(t.before("draw1", stage::bottom_of_pipe, "draw2", stage::top_of_pipe));
+  CHECK(t.before("draw1", stage::top_of_pipe, "draw2", stage::top_of_pipe));
+  // internal edges: TOP < stage < BOTTOM
+  CHECK(t.before("draw1", stage::top_of_pipe, "draw1", stage::fragment_shader));
+  CHECK(t.before("draw1", stage::fragment_shader, "draw1", stage::bottom_of_pipe));
+  CHECK_FALSE(t.before("draw1", stage::vertex_shader, "draw1", stage::fragment_shader));
+  // the barrier's own nodes
+  CHECK(t.ck.happens_before(at(t.id("draw1"), stage::vertex_shader), src_of(t.id("b"))));
+  CHECK_FALSE(t.ck.happens_before(at(t.id("draw1"), stage::fragment_shader), src_of(t.id("b"))));
+  CHECK(t.ck.happens_before(src_of(t.id("b")), dst_of(t.id("b"))));
+  CHECK(t.ck.happens_before(dst_of(t.id("b")), at(t.id("draw2"), stage::top_of_pipe)));
+  CHECK(t.hazards.empty());
+}
+
+TEST_CASE("check: the seed's memory-barrier example is clean; without flush or invalidate it is not",
+          "[check][seed][memory]") {
+  checked clean(seed_memory_example);
+  INFO(clean.report());
+  CHECK(clean.hazards.empty());
+
+  std::string no_flush = seed_memory_example;
+  no_flush.replace(no_flush.find("image=SHADER_WRITE:0"), 20, "image=0:0");
+  checked a(no_flush);
+  // The unflushed write is also invalidated dirty by the GLOBAL invalidate.
+  REQUIRE(a.kinds() == std::vector<hazard_kind>{hazard_kind::dirty_invalidate, hazard_kind::read_without_visibility});
+  CHECK(a.hazards[0].second == a.id("b"));
+  CHECK(a.hazards[1].first == a.id("draw1"));
+  CHECK(a.hazards[1].second == a.id("draw2"));
+  CHECK(a.hazards[1].first_stages == (1u << 3));
+  CHECK(a.hazards[1].second_access == bit(access_type::shader_read));
+  CHECK(to_text(a.s, a.hazards[1]) ==
+        "read without flush+invalidate: draw1 (gfx) VERTEX_SHADER SHADER_WRITE -> draw2 (gfx) FRAGMENT_SHADER "
+        "SHADER_READ on img_1[0:1,0:1]");
+
+  std::string no_invalidate = seed_memory_example;
+  no_invalidate.replace(no_invalidate.find("global=0:SHADER_READ"), 20, "global=0:UNIFORM_READ");
+  checked b(no_invalidate);
+  CHECK(b.kinds() == std::vector<hazard_kind>{hazard_kind::read_without_visibility});
+
+  // a flush that covers only part of the read range is not enough
+  std::string partial = seed_memory_example;
+  partial.replace(partial.find("read=FRAGMENT_SHADER:SHADER_READ:img_1[0:1,0:1]"), 47,
+                  "read=FRAGMENT_SHADER:SHADER_READ:img_1");
+  checked c(partial);
+  CHECK(c.hazards.empty());  // the overlap is only what draw1 wrote
+}
+
+TEST_CASE("check: races with no execution dependency", "[check][race]") {
+  checked raw(R"(
+queue q
+dispatch q name=w write=COMPUTE_SHADER:SHADER_WRITE:buf[0:64]
+dispatch q name=r read=COMPUTE_SHADER:SHADER_READ:buf[32:128]
+)");
+  REQUIRE(raw.hazards.size() == 1);
+  CHECK(raw.hazards[0].kind == hazard_kind::read_after_write_race);
+  CHECK(raw.hazards[0].range.x0 == 32);
+  CHECK(raw.hazards[0].range.x1 == 64);
+
+  checked waw(R"(
+queue q
+copy q name=a write=TRANSFER:TRANSFER_WRITE:buf
+copy q name=b write=TRANSFER:TRANSFER_WRITE:buf[8:16]
+)");
+  CHECK(waw.kinds() == std::vector<hazard_kind>{hazard_kind::write_after_write_race});
+
+  checked war(R"(
+queue q
+draw q name=r read=FRAGMENT_SHADER:SHADER_READ:tex
+barrier q src=VERTEX_SHADER dst=TRANSFER
+copy q name=w write=TRANSFER:TRANSFER_WRITE:tex
+)");
+  CHECK(war.kinds() == std::vector<hazard_kind>{hazard_kind::write_after_read_race});
+
+  checked disjoint(R"(
+queue q
+dispatch q write=COMPUTE_SHADER:SHADER_WRITE:buf[0:64]
+dispatch q read=COMPUTE_SHADER:SHADER_READ:buf[64:128] read=COMPUTE_SHADER:SHADER_READ:other
+)");
+  CHECK(disjoint.hazards.empty());
+}
+
+TEST_CASE("check: write-after-read needs only an execution dependency", "[check][memory]") {
+  checked t(R"(
+queue q
+draw q name=r read=FRAGMENT_SHADER:SHADER_READ:tex
+barrier q src=FRAGMENT_SHADER dst=TRANSFER
+copy q name=w write=TRANSFER:TRANSFER_WRITE:tex
+)");
+  CHECK(t.hazards.empty());
+}
+
+TEST_CASE("check: write-after-write needs a flush and an invalidate", "[check][memory]") {
+  checked bare(R"(
+queue q
+copy q name=a write=TRANSFER:TRANSFER_WRITE:buf
+barrier q src=TRANSFER dst=TRANSFER
+copy q name=b write=TRANSFER:TRANSFER_WRITE:buf
+)");
+  CHECK(bare.kinds() == std::vector<hazard_kind>{hazard_kind::write_without_visibility});
+  checked ok(R"(
+queue q
+copy q name=a write=TRANSFER:TRANSFER_WRITE:buf
+barrier q src=TRANSFER dst=TRANSFER buffer=TRANSFER_WRITE:TRANSFER_WRITE:buf
+copy q name=b write=TRANSFER:TRANSFER_WRITE:buf
+)");
+  CHECK(ok.hazards.empty());
+}
+
+TEST_CASE("check: flush and invalidate may come from different barriers of one chain", "[check][memory]") {
+  checked t(R"(
+queue q
+dispatch q name=w write=COMPUTE_SHADER:SHADER_WRITE:buf
+barrier q name=f src=COMPUTE_SHADER dst=TRANSFER global=SHADER_WRITE:0
+barrier q name=i src=TRANSFER dst=VERTEX_SHADER global=0:SHADER_READ
+draw q name=r read=VERTEX_SHADER:SHADER_READ:buf
+)");
+  CHECK(t.hazards.empty());
+  CHECK(t.before("w", stage::compute_shader, "r", stage::vertex_shader));
+  // break the chain: the second barrier does not wait for TRANSFER
+  checked broken(R"(
+queue q
+dispatch q name=w write=COMPUTE_SHADER:SHADER_WRITE:buf
+barrier q name=f src=COMPUTE_SHADER dst=TRANSFER global=SHADER_WRITE:0
+barrier q name=i src=FRAGMENT_SHADER dst=VERTEX_SHADER global=0:SHADER_READ
+draw q name=r read=VERTEX_SHADER:SHADER_READ:buf
+)");
+  CHECK_FALSE(broken.before("w", stage::compute_shader, "r", stage::vertex_shader));
+  CHECK(broken.kinds() == std::vector<hazard_kind>{hazard_kind::read_after_write_race});
+}
+
+TEST_CASE("check: invalidating dirty memory and racing an invalidate", "[check][memory]") {
+  checked dirty(R"(
+queue q
+dispatch q name=w write=COMPUTE_SHADER:SHADER_WRITE:buf
+barrier q name=b src=COMPUTE_SHADER dst=COMPUTE_SHADER global=0:SHADER_READ
+)");
+  REQUIRE(dirty.hazards.size() == 1);
+  CHECK(dirty.hazards[0].kind == hazard_kind::dirty_invalidate);
+  CHECK(dirty.hazards[0].second == dirty.id("b"));
+
+  checked race(R"(
+queue q
+dispatch q name=w write=COMPUTE_SHADER:SHADER_WRITE:buf
+barrier q name=b src=TRANSFER dst=COMPUTE_SHADER buffer=0:SHADER_READ:buf
+)");
+  CHECK(race.kinds() == std::vector<hazard_kind>{hazard_kind::write_invalidate_race});
+
+  checked later(R"(
+queue q
+barrier q name=b src=TRANSFER dst=COMPUTE_SHADER buffer=0:SHADER_READ:buf
+dispatch q name=w write=VERTEX_SHADER:SHADER_WRITE:buf
+)");
+  CHECK(later.kinds() == std::vector<hazard_kind>{hazard_kind::write_invalidate_race});
+}
+
+TEST_CASE("check: accesses of one command are coherent at one stage, unordered across stages", "[check][memory]") {
+  checked same(R"(
+queue q
+dispatch q read=COMPUTE_SHADER:SHADER_READ:buf write=COMPUTE_SHADER:SHADER_WRITE:buf
+)");
+  CHECK(same.hazards.empty());
+  checked cross(R"(
+queue q
+draw q read=VERTEX_SHADER:SHADER_READ:buf write=FRAGMENT_SHADER:SHADER_WRITE:buf
+)");
+  CHECK(cross.kinds() == std::vector<hazard_kind>{hazard_kind::read_after_write_race});
+}
+
+TEST_CASE("check: events order a split barrier, and racing event commands are reported", "[check][event]") {
+  checked ok(R"(
+queue q
+dispatch q name=w write=COMPUTE_SHADER:SHADER_WRITE:buf
+set_event q name=set event=e stages=COMPUTE_SHADER
+draw q name=other
+wait_events q name=wait events=e src=COMPUTE_SHADER dst=VERTEX_SHADER buffer=SHADER_WRITE:SHADER_READ:buf
+draw q name=r read=VERTEX_SHADER:SHADER_READ:buf
+reset_event q name=reset event=e stages=BOTTOM
+set_event q name=set2 event=e stages=COMPUTE_SHADER
+)");
+  INFO(ok.report());
+  CHECK(ok.hazards.empty());
+  CHECK(ok.before("w", stage::compute_shader, "r", stage::vertex_shader));
+  CHECK_FALSE(ok.before("other", stage::vertex_shader, "r", stage::vertex_shader));
+  CHECK(ok.ck.happens_before(src_of(ok.id("set")), src_of(ok.id("wait"))));
+  CHECK(ok.ck.happens_before(src_of(ok.id("wait")), src_of(ok.id("reset"))));
+
+  // set on one queue, wait on another: nothing orders them
+  checked cross(R"(
+queue a
+queue b
+set_event a event=e stages=TRANSFER
+wait_events b events=e src=TRANSFER dst=TRANSFER
+)");
+  CHECK(cross.kinds() == std::vector<hazard_kind>{hazard_kind::event_race});
+
+  // a wait followed by a reset whose first scope misses the wait's stages
+  checked wr(R"(
+queue q
+set_event q event=e stages=TRANSFER
+wait_events q name=wait events=e src=TRANSFER dst=VERTEX_SHADER
+reset_event q name=reset event=e stages=TRANSFER
+)");
+  CHECK(wr.kinds() == std::vector<hazard_kind>{hazard_kind::event_race});
+}
+
+TEST_CASE("check: subpass dependencies order subpasses; EXTERNAL reaches outside", "[check][renderpass]") {
+  const char* text = R"(
+queue g
+copy g name=upload write=TRANSFER:TRANSFER_WRITE:tex
+begin_render_pass g subpasses=2 dep=EXTERNAL:0:TRANSFER:FRAGMENT_SHADER:TRANSFER_WRITE:SHADER_READ dep=0:1:COLOR_ATTACHMENT_OUTPUT:FRAGMENT_SHADER:COLOR_ATTACHMENT_WRITE:INPUT_ATTACHMENT_READ dep=1:EXTERNAL:FRAGMENT_SHADER:TRANSFER:0:0
+draw g name=d0 read=FRAGMENT_SHADER:SHADER_READ:tex write=COLOR_ATTACHMENT_OUTPUT:COLOR_ATTACHMENT_WRITE:att
+next_subpass g
+draw g name=d1 read=FRAGMENT_SHADER:INPUT_ATTACHMENT_READ:att
+end_render_pass g
+copy g name=after write=TRANSFER:TRANSFER_WRITE:other
+)";
+  checked t(text);
+  INFO(t.report());
+  CHECK(t.hazards.empty());
+  CHECK(t.before("upload", stage::transfer, "d0", stage::fragment_shader));
+  CHECK(t.before("d0", stage::color_attachment_output, "d1", stage::fragment_shader));
+  CHECK_FALSE(t.before("d0", stage::color_attachment_output, "d1", stage::vertex_shader));
+  CHECK(t.before("d1", stage::fragment_shader, "after", stage::transfer));
+  // d0 -> dep 0:1 -> d1's FRAGMENT -> dep 1:EXTERNAL -> after
+  CHECK(t.before("d0", stage::color_attachment_output, "after", stage::transfer));
+  CHECK_FALSE(t.before("d0", stage::vertex_shader, "after", stage::transfer));
+
+  // without the 0 -> 1 dependency the attachment read races the write
+  std::string no_dep = text;
+  const std::size_t at0 = no_dep.find(" dep=0:1");
+  no_dep.erase(at0, no_dep.find(" dep=1:EXTERNAL") - at0);
+  checked broken(no_dep);
+  CHECK(broken.kinds() == std::vector<hazard_kind>{hazard_kind::read_after_write_race});
+}
+
+TEST_CASE("check: a barrier inside a subpass orders only that subpass", "[check][renderpass]") {
+  checked t(R"(
+queue g
+draw g name=before
+begin_render_pass g subpasses=1
+draw g name=in
+barrier g src=ALL_GRAPHICS dst=ALL_GRAPHICS
+draw g name=in2
+end_render_pass g
+draw g name=after
+)");
+  CHECK(t.before("in", stage::fragment_shader, "in2", stage::vertex_shader));
+  CHECK_FALSE(t.before("before", stage::fragment_shader, "in2", stage::vertex_shader));
+  CHECK_FALSE(t.before("in", stage::fragment_shader, "after", stage::vertex_shader));
+}
+
+TEST_CASE("check: BY_REGION orders only in <_region; framebuffer-local pairs use it", "[check][region]") {
+  checked t(R"(
+queue g
+begin_render_pass g subpasses=1 dep=0:0:COLOR_ATTACHMENT_OUTPUT:FRAGMENT_SHADER:0:0:by_region
+draw g name=w write=COLOR_ATTACHMENT_OUTPUT:COLOR_ATTACHMENT_WRITE:att
+barrier g src=COLOR_ATTACHMENT_OUTPUT dst=FRAGMENT_SHADER by_region global=COLOR_ATTACHMENT_WRITE:INPUT_ATTACHMENT_READ
+draw g name=r read=FRAGMENT_SHADER:INPUT_ATTACHMENT_READ:att
+end_render_pass g
+)");
+  INFO(t.report());
+  CHECK_FALSE(t.before("w", stage::color_attachment_output, "r", stage::fragment_shader, relation::strict));
+  CHECK(t.before("w", stage::color_attachment_output, "r", stage::fragment_shader, relation::by_region));
+  CHECK(t.hazards.empty());
+
+  // the same by-region barrier does not help a non-framebuffer stage
+  checked v(R"(
+queue g
+begin_render_pass g subpasses=1
+draw g name=w write=COLOR_ATTACHMENT_OUTPUT:COLOR_ATTACHMENT_WRITE:att
+barrier g src=COLOR_ATTACHMENT_OUTPUT dst=VERTEX_SHADER by_region global=COLOR_ATTACHMENT_WRITE:SHADER_READ
+draw g name=r read=VERTEX_SHADER:SHADER_READ:att
+end_render_pass g
+)");
+  CHECK(v.kinds() == std::vector<hazard_kind>{hazard_kind::read_after_write_race});
+}
+
+TEST_CASE("check: semaphores order queues and carry memory", "[check][semaphore]") {
+  checked t(R"(
+queue compute
+queue gfx
+dispatch compute name=w write=COMPUTE_SHADER:SHADER_WRITE:buf
+signal compute semaphore=s value=1
+wait gfx semaphore=s value=1 stages=VERTEX_SHADER
+draw gfx name=r read=VERTEX_SHADER:SHADER_READ:buf read=FRAGMENT_SHADER:SHADER_READ:buf
+)");
+  INFO(t.report());
+  CHECK(t.before("w", stage::compute_shader, "r", stage::vertex_shader));
+  // the wait blocks VERTEX_SHADER only: FRAGMENT_SHADER of r may run early
+  CHECK_FALSE(t.before("w", stage::compute_shader, "r", stage::fragment_shader));
+  REQUIRE(t.hazards.size() == 1);
+  CHECK(t.hazards[0].kind == hazard_kind::read_after_write_race);
+  CHECK(t.hazards[0].second_stages == (1u << 7));
+
+  checked none(R"(
+queue compute
+queue gfx
+dispatch compute name=w write=COMPUTE_SHADER:SHADER_WRITE:buf
+draw gfx name=r read=VERTEX_SHADER:SHADER_READ:buf
+)");
+  CHECK(none.kinds() == std::vector<hazard_kind>{hazard_kind::read_after_write_race});
+}
+
+TEST_CASE("check: layout transitions write the image between flush and invalidate", "[check][transition]") {
+  checked ok(R"(
+queue g
+draw g name=w write=COLOR_ATTACHMENT_OUTPUT:COLOR_ATTACHMENT_WRITE:img[0:1,0:1]
+barrier g name=t src=COLOR_ATTACHMENT_OUTPUT dst=FRAGMENT_SHADER transition=COLOR_ATTACHMENT_WRITE:SHADER_READ:img[0:1,0:1]
+draw g name=r read=FRAGMENT_SHADER:SHADER_READ:img[0:1,0:1]
+)");
+  INFO(ok.report());
+  CHECK(ok.hazards.empty());
+  checked no_flush(R"(
+queue g
+draw g name=w write=COLOR_ATTACHMENT_OUTPUT:COLOR_ATTACHMENT_WRITE:img[0:1,0:1]
+barrier g name=t src=COLOR_ATTACHMENT_OUTPUT dst=FRAGMENT_SHADER transition=0:SHADER_READ:img[0:1,0:1]
+draw g name=r read=FRAGMENT_SHADER:SHADER_READ:img[0:1,0:1]
+)");
+  CHECK(no_flush.kinds() == std::vector<hazard_kind>{hazard_kind::write_without_visibility,
+                                                    hazard_kind::dirty_invalidate,
+                                                    hazard_kind::read_without_visibility});
+  checked no_inv(R"(
+queue g
+barrier g name=t src=TOP dst=FRAGMENT_SHADER transition=0:0:img[0:1,0:1]
+draw g name=r read=FRAGMENT_SHADER:SHADER_READ:img[0:1,0:1]
+)");
+  CHECK(no_inv.kinds() == std::vector<hazard_kind>{hazard_kind::read_without_visibility});
+}
+
+TEST_CASE("check: bad command sequences are rejected with a clear error and change nothing", "[check][errors]") {
+  checker ck;
+  command c;
+  c.kind = command_kind::next_subpass;
+  CHECK(ck.append(c).code() == causal::errc::failed_precondition);
+  c.kind = command_kind::pipeline_barrier;
+  CHECK(ck.append(c).code() == causal::errc::invalid_argument);  // empty masks
+  c.src_stages = 1u << 20;
+  c.dst_stages = 1;
+  CHECK(ck.append(c).code() == causal::errc::invalid_argument);  // unknown bit
+  c = command{};
+  c.kind = command_kind::wait_semaphore;
+  c.dst_stages = 1;
+  c.value = 1;
+  CHECK(ck.append(c).code() == causal::errc::failed_precondition);  // no signal yet
+  c = command{};
+  c.kind = command_kind::action;
+  c.accesses.push_back({stage::top_of_pipe, access_type::shader_read, memory_range{0, 0, 1, 0, 1}});
+  CHECK(ck.append(c).code() == causal::errc::invalid_argument);
+  c.accesses[0].stage = stage::vertex_shader;
+  c.accesses[0].mem = global_memory;
+  CHECK(ck.append(c).code() == causal::errc::invalid_argument);
+  c = command{};
+  c.kind = command_kind::begin_render_pass;
+  c.subpass_count = 2;
+  c.dependencies.push_back({1, 0, 1, 1, 0, 0, false});
+  CHECK(ck.append(c).code() == causal::errc::invalid_argument);  // backwards
+  c.dependencies[0] = {subpass_external, subpass_external, 1, 1, 0, 0, false};
+  CHECK(ck.append(c).code() == causal::errc::invalid_argument);
+  c.dependencies[0] = {0, 5, 1, 1, 0, 0, false};
+  CHECK(ck.append(c).code() == causal::errc::out_of_range);
+  CHECK(ck.size() == 0);
+  c.dependencies.clear();
+  REQUIRE(ck.append(c).ok());
+  command e;
+  e.kind = command_kind::set_event;
+  e.events = {0};
+  e.src_stages = 1;
+  CHECK(ck.append(e).code() == causal::errc::failed_precondition);  // inside a render pass
+  CHECK(ck.finish().code() == causal::errc::failed_precondition);
+  command s;
+  s.kind = command_kind::signal_semaphore;
+  s.value = 1;
+  CHECK(ck.append(s).code() == causal::errc::failed_precondition);
+  CHECK_FALSE(ck.valid(at(7, stage::transfer)));
+  CHECK_FALSE(ck.happens_before(at(0, stage::transfer), at(7, stage::transfer)));
+}
+
+TEST_CASE("check: DOT output draws commands, dependencies and hazards", "[check][dot]") {
+  std::string text = seed_memory_example;
+  text.replace(text.find("image=SHADER_WRITE:0"), 20, "image=0:0");
+  checked t(text);
+  const std::string dot = to_dot(t.s, t.ck);
+  CHECK(dot.rfind("digraph causal_check {", 0) == 0);
+  CHECK(dot.find("cluster_q0") != std::string::npos);
+  CHECK(dot.find("c0 -> c2 [color=red") != std::string::npos);
+  CHECK(dot.find("read without flush+invalidate\\nimg_1[0:1,0:1]") != std::string::npos);
+  CHECK(dot.find("c1 -> c2 [color=black]") != std::string::npos);
+  CHECK(dot.find("c0 -> c1 [color=black]") != std::string::npos);
+  CHECK(dot.back() == '\n');
+}

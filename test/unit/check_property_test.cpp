@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// Property test for <causal/check/checker.hpp>: on thousands of random
+// streams (1..40 commands, one or two queues, barriers with and without
+// BY_REGION, events, render passes with subpass dependencies, semaphores,
+// buffer and image barriers with layout transitions), every order verdict
+// of the vector-clock checker, for both `<` and `<_region` and every pair of
+// queryable points, equals the brute-force transitive closure of the seed's
+// explicit edges (<causal/check/reference.hpp>), and the hazard lists are
+// equal. The seed is fixed; a failure prints the stream.
+
+#include <causal/check/checker.hpp>
+#include <causal/check/reference.hpp>
+#include <causal/check/stream_text.hpp>
+
+#include "catch.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace causal::check;
+
+struct generator {
+  std::mt19937_64 rng;
+  explicit generator(std::uint64_t seed) : rng(seed) {}
+
+  std::uint32_t pick(std::uint32_t n) { return static_cast<std::uint32_t>(rng() % n); }
+  bool coin(std::uint32_t percent) { return pick(100) < percent; }
+
+  static constexpr stage interesting[] = {stage::top_of_pipe,     stage::vertex_shader,
+                                          stage::fragment_shader, stage::color_attachment_output,
+                                          stage::compute_shader,  stage::transfer,
+                                          stage::bottom_of_pipe};
+
+  stage_mask stages() {
+    stage_mask m = 0;
+    const std::uint32_t n = 1 + pick(2);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::uint32_t k = pick(9);
+      if (k < 7) {
+        m |= bit(interesting[k]);
+      } else if (k == 7) {
+        m |= all_graphics_bit;
+      } else {
+        m |= all_commands_bit;
+      }
+    }
+    return m;
+  }
+
+  stage access_stage() {
+    static constexpr stage s[] = {stage::vertex_shader, stage::fragment_shader,
+                                  stage::color_attachment_output, stage::compute_shader, stage::transfer};
+    return s[pick(5)];
+  }
+
+  access_type access_for(stage s, bool write) {
+    switch (s) {
+      case stage::transfer: return write ? access_type::transfer_write : access_type::transfer_read;
+      case stage::color_attachment_output:
+        return write ? access_type::color_attachment_write : access_type::color_attachment_read;
+      default: return write ? access_type::shader_write : access_type::shader_read;
+    }
+  }
+
+  memory_range range() {
+    memory_range m;
+    m.resource = pick(3);
+    const std::uint64_t a = pick(4);
+    m.x0 = a;
+    m.x1 = a + 1 + pick(3);
+    if (coin(30)) {
+      m.x0 = 0;
+      m.x1 = whole;
+    }
+    return m;
+  }
+
+  access_mask accesses() {
+    if (coin(15)) return 0;
+    if (coin(30)) return all_access;
+    access_mask m = 0;
+    const std::uint32_t n = 1 + pick(2);
+    for (std::uint32_t i = 0; i < n; ++i) m |= bit(access_for(access_stage(), coin(50)));
+    return m;
+  }
+
+  memory_barrier mem_barrier(bool allow_transition) {
+    memory_barrier b;
+    b.src_access = accesses();
+    b.dst_access = accesses();
+    if (!coin(35)) b.mem = range();
+    b.transition = allow_transition && !b.mem.is_global() && coin(25);
+    return b;
+  }
+
+  command next(const std::vector<bool>& in_rp, std::uint32_t queues) {
+    command c;
+    c.queue = pick(queues);
+    const std::uint32_t k = pick(100);
+    if (in_rp[c.queue]) {
+      if (k < 55) {
+        c.kind = command_kind::action;
+      } else if (k < 75) {
+        c.kind = command_kind::pipeline_barrier;
+      } else if (k < 88) {
+        c.kind = command_kind::next_subpass;
+        return c;
+      } else {
+        c.kind = command_kind::end_render_pass;
+        return c;
+      }
+    } else if (k < 45) {
+      c.kind = command_kind::action;
+    } else if (k < 65) {
+      c.kind = command_kind::pipeline_barrier;
+    } else if (k < 70) {
+      c.kind = command_kind::set_event;
+    } else if (k < 74) {
+      c.kind = command_kind::reset_event;
+    } else if (k < 80) {
+      c.kind = command_kind::wait_events;
+    } else if (k < 87) {
+      c.kind = command_kind::begin_render_pass;
+    } else if (k < 92) {
+      c.kind = command_kind::signal_semaphore;
+    } else if (k < 97) {
+      c.kind = command_kind::wait_semaphore;
+    } else {
+      c.kind = command_kind::submit;
+    }
+    switch (c.kind) {
+      case command_kind::action: {
+        const std::uint32_t n = pick(3);
+        for (std::uint32_t i = 0; i < n; ++i) {
+          memory_access a;
+          a.stage = access_stage();
+          a.access = access_for(a.stage, coin(50));
+          a.mem = range();
+          c.accesses.push_back(a);
+        }
+        break;
+      }
+      case command_kind::pipeline_barrier:
+        c.src_stages = stages();
+        c.dst_stages = stages();
+        c.by_region = coin(25);
+        for (std::uint32_t i = pick(3); i > 0; --i) c.barriers.push_back(mem_barrier(!in_rp[c.queue]));
+        break;
+      case command_kind::set_event:
+      case command_kind::reset_event:
+        c.events.push_back(pick(2));
+        c.src_stages = stages();
+        break;
+      case command_kind::wait_events:
+        c.events.push_back(pick(2));
+        if (coin(30)) c.events.push_back(1 - c.events[0]);
+        c.src_stages = stages();
+        c.dst_stages = stages();
+        for (std::uint32_t i = pick(2); i > 0; --i) c.barriers.push_back(mem_barrier(true));
+        break;
+      case command_kind::begin_render_pass: {
+        c.subpass_count = 1 + pick(3);
+        const std::uint32_t n = pick(4);
+        for (std::uint32_t i = 0; i < n; ++i) {
+          subpass_dependency d;
+          d.src = coin(30) ? subpass_external : pick(c.subpass_count);
+          d.dst = coin(30) ? subpass_external : pick(c.subpass_count);
+          if (d.src == subpass_external && d.dst == subpass_external) d.dst = 0;
+          if (d.src != subpass_external && d.dst != subpass_external && d.src > d.dst) std::swap(d.src, d.dst);
+          d.src_stages = stages();
+          d.dst_stages = stages();
+          d.src_access = accesses();
+          d.dst_access = accesses();
+          d.by_region = coin(30);
+          c.dependencies.push_back(d);
+        }
+        break;
+      }
+      case command_kind::signal_semaphore:
+        c.semaphore = 0;
+        break;  // value filled by the caller
+      case command_kind::wait_semaphore:
+        c.semaphore = 0;
+        c.dst_stages = stages();
+        break;
+      default: break;
+    }
+    return c;
+  }
+};
+
+std::vector<point> points_of(const checker& ck) {
+  std::vector<point> ps;
+  for (std::uint32_t c = 0; c < ck.size(); ++c) {
+    for (std::size_t s = 0; s < stage_count; ++s) {
+      if (ck.valid(at(c, static_cast<stage>(s)))) ps.push_back(at(c, static_cast<stage>(s)));
+    }
+    if (ck.valid(src_of(c))) ps.push_back(src_of(c));
+    if (ck.valid(dst_of(c))) ps.push_back(dst_of(c));
+  }
+  return ps;
+}
+
+std::string describe(point p) {
+  switch (p.where) {
+    case point::part::stage: return "(cmd " + std::to_string(p.command) + ", " + std::string(to_string(p.stage)) + ")";
+    case point::part::src: return "(cmd " + std::to_string(p.command) + ", SRC)";
+    case point::part::dst: return "(cmd " + std::to_string(p.command) + ", DST)";
+  }
+  return "?";
+}
+
+}  // namespace
+
+TEST_CASE("check: vector-clock order equals the brute-force closure on random streams", "[check][property]") {
+  generator g(0x5eed'c0de'2026'1123ULL);
+  std::size_t compared = 0, positive = 0, hazards_seen = 0;
+  const int cases = 2500;
+  for (int n = 0; n < cases; ++n) {
+    const std::uint32_t queues = 1 + g.pick(2);
+    const std::uint32_t length = 1 + g.pick(40);
+    stream s;
+    for (std::uint32_t q = 0; q < queues; ++q) s.queues.push_back("q" + std::to_string(q));
+    s.resources = {"r0", "r1", "r2"};
+    s.events = {"e0", "e1"};
+    s.semaphores = {"s0"};
+    checker ck;
+    std::vector<bool> in_rp(queues, false);
+    std::uint64_t sem_value = 0;
+    while (s.commands.size() < length) {
+      command c = g.next(in_rp, queues);
+      if (c.kind == command_kind::signal_semaphore) c.value = ++sem_value;
+      if (c.kind == command_kind::wait_semaphore) c.value = sem_value == 0 ? 1 : 1 + g.pick(static_cast<std::uint32_t>(sem_value));
+      if (!ck.append(c).ok()) continue;
+      if (c.kind == command_kind::begin_render_pass) in_rp[c.queue] = true;
+      if (c.kind == command_kind::end_render_pass) in_rp[c.queue] = false;
+      s.commands.push_back(c);
+    }
+    // close open render passes so the stream is complete
+    for (std::uint32_t q = 0; q < queues; ++q) {
+      while (in_rp[q]) {
+        command c;
+        c.queue = q;
+        c.kind = command_kind::next_subpass;
+        if (!ck.append(c).ok()) {
+          c.kind = command_kind::end_render_pass;
+          REQUIRE(ck.append(c).ok());
+          in_rp[q] = false;
+        }
+        s.commands.push_back(c);
+      }
+    }
+    REQUIRE(ck.finish().ok());
+    const reference_graph ref(s);
+    const std::vector<point> ps = points_of(ck);
+    for (int r = 0; r < 2; ++r) {
+      const auto rel = static_cast<relation>(r);
+      for (const point& a : ps) {
+        for (const point& b : ps) {
+          const bool want = ref.happens_before(a, b, rel);
+          const bool got = ck.happens_before(a, b, rel);
+          ++compared;
+          positive += want ? 1 : 0;
+          if (want != got) {
+            INFO("case " << n << ", relation " << (r == 0 ? "<" : "<_region") << ": " << describe(a) << " < "
+                         << describe(b) << " is " << want << " in the closure\n"
+                         << to_text(s));
+            REQUIRE(want == got);
+          }
+        }
+      }
+    }
+    std::vector<hazard> got = ck.hazards();
+    std::sort(got.begin(), got.end());
+    hazards_seen += got.size();
+    if (got != ref.hazards()) {
+      std::string diff;
+      for (const hazard& h : ref.hazards()) {
+        if (std::find(got.begin(), got.end(), h) == got.end()) diff += "  missing: " + to_text(s, h) + "\n";
+      }
+      for (const hazard& h : got) {
+        if (std::find(ref.hazards().begin(), ref.hazards().end(), h) == ref.hazards().end()) {
+          diff += "  extra:   " + to_text(s, h) + "\n";
+        }
+      }
+      INFO("case " << n << ": hazards differ\n" << diff << to_text(s));
+      REQUIRE(got == ref.hazards());
+    }
+  }
+  // The generator must exercise both verdicts and find hazards.
+  CHECK(positive > compared / 20);
+  CHECK(positive < compared - compared / 20);
+  CHECK(hazards_seen > static_cast<std::size_t>(cases));
+}

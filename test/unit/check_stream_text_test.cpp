@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// Tests for <causal/check/stream_text.hpp>: what a line parses to, that
+// writing and parsing again gives the same stream, and that each kind of
+// bad input is rejected with errc::malformed (or capacity_exceeded) and the
+// line it is on.
+
+#include <causal/check/stream_text.hpp>
+
+#include "catch.hpp"
+
+#include <string>
+
+namespace {
+using namespace causal::check;
+}
+
+TEST_CASE("stream_text: the seed's memory example parses to the model", "[check][text]") {
+  auto s = parse_stream(R"(# the seed's second example
+queue gfx
+draw gfx name=draw1 write=VERTEX_SHADER:SHADER_WRITE:img_1[0:1,0:1]
+barrier gfx src=VERTEX_SHADER|TRANSFER dst=FRAGMENT_SHADER|TOP global=0:SHADER_READ image=SHADER_WRITE:0:img_1[0:1,2:4]
+
+draw gfx name=draw2 read=FRAGMENT_SHADER:SHADER_READ:img_1   # whole image
+)");
+  REQUIRE(s.ok());
+  REQUIRE(s->commands.size() == 3);
+  const command& d1 = s->commands[0];
+  CHECK(d1.kind == command_kind::action);
+  CHECK(d1.label == "draw1");
+  REQUIRE(d1.accesses.size() == 1);
+  CHECK(d1.accesses[0].stage == stage::vertex_shader);
+  CHECK(d1.accesses[0].access == access_type::shader_write);
+  CHECK(d1.accesses[0].mem == memory_range{0, 0, 1, 0, 1});
+  const command& b = s->commands[1];
+  CHECK(b.kind == command_kind::pipeline_barrier);
+  CHECK(b.src_stages == (bit(stage::vertex_shader) | bit(stage::transfer)));
+  CHECK(b.dst_stages == (bit(stage::fragment_shader) | bit(stage::top_of_pipe)));
+  REQUIRE(b.barriers.size() == 2);
+  CHECK(b.barriers[0].mem.is_global());
+  CHECK(b.barriers[0].dst_access == bit(access_type::shader_read));
+  CHECK(b.barriers[1].mem == memory_range{0, 0, 1, 2, 4});
+  CHECK(s->commands[2].accesses[0].mem == memory_range{0, 0, whole, 0, whole});
+  CHECK(s->resources == std::vector<std::string>{"img_1"});
+}
+
+TEST_CASE("stream_text: writing and parsing again gives the same stream", "[check][text]") {
+  const char* text = R"(queue a
+queue b
+action a name=x read=TRANSFER:TRANSFER_READ:buf[0:16] write=COMPUTE_SHADER:SHADER_WRITE:img[1:2,0:6]
+barrier a src=ALL_COMMANDS dst=ALL_GRAPHICS|BOTTOM_OF_PIPE by_region global=MEMORY_WRITE:0 transition=0:SHADER_READ|UNIFORM_READ:img[0:1,0:1]
+set_event a event=e1 stages=TRANSFER
+wait_events a events=e1,e2 src=TRANSFER dst=FRAGMENT_SHADER image=TRANSFER_WRITE:SHADER_READ:buf
+reset_event a event=e1 stages=BOTTOM
+begin_render_pass a subpasses=2 dep=EXTERNAL:0:TRANSFER:FRAGMENT_SHADER:TRANSFER_WRITE:SHADER_READ dep=0:1:COLOR_ATTACHMENT_OUTPUT:FRAGMENT_SHADER:COLOR_ATTACHMENT_WRITE:INPUT_ATTACHMENT_READ:by_region
+next_subpass a
+end_render_pass a
+signal a semaphore=s value=3
+wait b semaphore=s value=2 stages=VERTEX_SHADER|COMPUTE_SHADER
+submit b
+)";
+  auto first = parse_stream(text);
+  REQUIRE(first.ok());
+  const std::string written = to_text(*first);
+  auto second = parse_stream(written);
+  REQUIRE(second.ok());
+  CHECK(to_text(*second) == written);
+  REQUIRE(second->commands.size() == first->commands.size());
+  for (std::size_t i = 0; i < first->commands.size(); ++i) {
+    const command& p = first->commands[i];
+    const command& q = second->commands[i];
+    CHECK(p.kind == q.kind);
+    CHECK(p.queue == q.queue);
+    CHECK(p.src_stages == q.src_stages);
+    CHECK(p.dst_stages == q.dst_stages);
+    CHECK(p.by_region == q.by_region);
+    CHECK(p.events == q.events);
+    CHECK(p.subpass_count == q.subpass_count);
+    CHECK(p.dependencies.size() == q.dependencies.size());
+    CHECK(p.barriers.size() == q.barriers.size());
+    CHECK(p.value == q.value);
+  }
+  CHECK(first->commands[1].barriers[0].src_access == all_write_access);
+  REQUIRE(first->commands[5].dependencies.size() == 2);
+  CHECK(first->commands[5].dependencies[1].by_region);
+}
+
+TEST_CASE("stream_text: bad input is rejected with the line it is on", "[check][text][errors]") {
+  struct bad {
+    const char* text;
+    std::uint64_t line;
+  };
+  const bad cases[] = {
+      {"draw gfx\n", 1},                                     // undeclared queue
+      {"queue g\nqueue g\n", 2},                             // declared twice
+      {"queue g\nfrobnicate g\n", 2},                        // unknown word
+      {"queue g\ndraw\n", 2},                                // no queue
+      {"queue g\ndraw g read=VERTEX_SHADER:SHADER_WRITE:b\n", 2},   // read with a write type
+      {"queue g\ndraw g read=NOT_A_STAGE:SHADER_READ:b\n", 2},
+      {"queue g\ndraw g read=VERTEX_SHADER|FRAGMENT_SHADER:SHADER_READ:b\n", 2},
+      {"queue g\ndraw g read=VERTEX_SHADER:SHADER_READ:b[4:2]\n", 2},   // empty range
+      {"queue g\ndraw g read=VERTEX_SHADER:SHADER_READ:b[1:2,3]\n", 2},
+      {"queue g\ndraw g read=VERTEX_SHADER:SHADER_READ:b[99999999999999999999999:1]\n", 2},
+      {"queue g\n\n# c\nbarrier g src=TRANSFER\n", 4},       // no dst
+      {"queue g\nbarrier g src=TRANSFER dst=TRANSFER global=BOGUS:0\n", 2},
+      {"queue g\nbarrier g src=TRANSFER dst=TRANSFER buffer=0:0\n", 2},
+      {"queue g\ndraw g by_region\n", 2},
+      {"queue g\ndraw g nonsense\n", 2},
+      {"queue g\ndraw g name=\n", 2},
+      {"queue g\nset_event g stages=TRANSFER\n", 2},         // no event
+      {"queue g\nbegin_render_pass g\n", 2},                 // no subpasses
+      {"queue g\nbegin_render_pass g subpasses=0\n", 2},
+      {"queue g\nbegin_render_pass g subpasses=1 dep=0:X:TOP:TOP:0:0\n", 2},
+      {"queue g\nbegin_render_pass g subpasses=1 dep=0:0:TOP:TOP:0:0:wrong\n", 2},
+      {"queue g\nsignal g semaphore=s\n", 2},                // no value
+      {"queue g\nwait g semaphore=s value=1\n", 2},          // no stages
+      {"queue g\nsignal g semaphore=s value=-1\n", 2},
+  };
+  for (const bad& b : cases) {
+    auto r = parse_stream(b.text);
+    INFO(b.text);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.code() == causal::errc::malformed);
+    CHECK(r.error_value().position() == b.line);
+    CHECK_FALSE(r.error_value().message().empty());
+  }
+  CHECK(parse_stream(std::string(max_text_bytes + 1, ' ')).code() == causal::errc::capacity_exceeded);
+  CHECK(parse_stream("").ok());
+  CHECK(parse_stream("\n\n# only comments\n").ok());
+}
