@@ -1,0 +1,851 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// sim/scenario: the scenario model of the simulator — devices with lanes
+// (queues), operations with durations, dependencies, buffer allocations,
+// uses and frees — and its loader from JSON, which rejects bad input with
+// the line, the column and what was expected.
+//
+// Model. A scenario is a DAG listed in a topological order: every
+// operation names, in `after`, operations listed *before* it. A device
+// has `lanes` in-order queues ("gpu0.0", "gpu0.1"; "gpu0" alone means lane
+// 0); a device with `count` N is N devices "gpu0".."gpu<N-1>" (a device
+// group), which an operation with `"each": true` is replicated over (one
+// instance per device, named "branch[i]"), and over which an operation
+// with `"collective": true` runs one part per device (an all-reduce).
+// A dependency on a replicated operation means all its instances, except
+// between two operations replicated over the same group, where instance i
+// depends on instance i. Buffers come from one pool of `pool_bytes`:
+// `alloc` takes a buffer on the operation's queue before it runs, `use`
+// reads or writes it, `free` returns it after the operation; the loader
+// checks that every use is ordered (through `after` and queue order)
+// before the free and after the alloc. `submit_after` makes the host wait
+// for an operation to complete before submitting this one (a late
+// submission). The format is documented in examples/scenarios/README.md.
+//
+// `scale(s, width, depth)` makes `width` independent copies (each on its
+// own devices and buffers) of `depth` chained copies (copy j+1's roots
+// depend on copy j's sinks, on the same queues); `load_options::devices`
+// overrides the `count` of every device group.
+//
+// Thread safety: value types; the loader is reentrant.
+// Memory order:  not applicable (no atomics).
+// Blocking/allocation: tooling, not a hot path: allocates freely; bad
+//                input is a diagnostic, never an exception (only
+//                std::bad_alloc can escape), never a crash.
+// Size:          proportional to the scenario.
+// Configuration: the limits below (max_lanes, max_group_count,
+//                max_dependencies, max_operations, max_queues).
+// See also:      <causal/sim/json.hpp>, <causal/sim/simulator.hpp>,
+//                examples/scenarios/README.md.
+#pragma once
+
+#include <causal/config.hpp>
+#include <causal/sim/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+CAUSAL_BEGIN_NAMESPACE
+
+namespace sim {
+
+/// Most lanes (queues) one device may have.
+inline constexpr std::size_t max_lanes = 64;
+/// Most devices one device group (`count`) may have, also for --devices.
+inline constexpr std::size_t max_group_count = 64;
+/// Most operations one operation may depend on, after expansion: a
+/// submission carries at most basic_queue::max_waits (16) waits.
+inline constexpr std::size_t max_dependencies = 16;
+/// Most operations (after expansion and scaling).
+inline constexpr std::size_t max_operations = 200000;
+/// Most queues (after expansion and scaling).
+inline constexpr std::size_t max_queues = 4096;
+
+/// What things cost in simulated time (microseconds by convention).
+struct cost_model {
+  double device_wait = 1.0;  ///< added to an operation's start per device wait issued for it
+  double host_query = 2.0;   ///< host time per query of an event or semaphore
+  double round_trip = 20.0;  ///< a remote device confirming a dependency with the client
+};
+
+struct device_desc {
+  std::string name;
+  std::size_t lanes = 1;
+  bool remote = false;
+  std::string group;  ///< the group it was expanded from ("" when none)
+};
+
+struct queue_desc {
+  std::string name;  ///< "device.lane"
+  std::size_t device = 0;
+  std::size_t lane = 0;
+};
+
+struct buffer_desc {
+  std::string name;
+  std::size_t bytes = 0;
+};
+
+struct op_desc {
+  std::string name;
+  /// One queue; a collective has one part per queue.
+  std::vector<std::size_t> queues;
+  double duration = 0;
+  /// Operations it depends on (all listed earlier), without repeats.
+  std::vector<std::size_t> after;
+  /// A collective: the dependencies of each part (part j of a collective
+  /// over a group depends on instance j of an operation replicated over
+  /// the same group, and on all of any other). Empty otherwise.
+  std::vector<std::vector<std::size_t>> part_after;
+  std::vector<std::size_t> alloc;
+  std::vector<std::size_t> use;
+  std::vector<std::size_t> free;
+  /// The host submits it only once this operation has completed.
+  std::optional<std::size_t> submit_after;
+  std::string workload;
+  bool collective = false;
+  bool show_frontier = false;
+};
+
+/// Speculative decoding: the draft and verify queues, the verification
+/// that rejected (`rejecting_op`, on the verify queue) and the first draft
+/// operation it rejected (`reject_from`, on the draft queue); what the
+/// suite expects to be cancelled is a reference answer written by hand.
+struct speculation_desc {
+  std::size_t draft_queue = 0;
+  std::size_t verify_queue = 0;
+  std::size_t rejecting_op = 0;
+  std::size_t reject_from = 0;
+  std::vector<std::size_t> expect_cancel;
+};
+
+struct scenario {
+  std::string name;
+  std::string title;
+  std::string description;
+  /// The seed's verdict in one line, printed under the table.
+  std::string claim;
+  std::vector<device_desc> devices;
+  std::vector<queue_desc> queues;
+  std::vector<buffer_desc> buffers;
+  std::vector<op_desc> ops;
+  std::size_t pool_bytes = std::size_t{1} << 30;
+  cost_model costs;
+  std::optional<speculation_desc> speculation;
+
+  /// The index of the operation called `name`, if any.
+  [[nodiscard]] std::optional<std::size_t> find_op(std::string_view name) const {
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].name == name) return i;
+    }
+    return std::nullopt;
+  }
+};
+
+/// Options of the loader.
+struct load_options {
+  /// Overrides the `count` of every device group (1..max_group_count).
+  std::optional<std::size_t> devices;
+};
+
+namespace detail {
+
+class scenario_loader {
+ public:
+  explicit scenario_loader(const load_options& options) : options_(options) {}
+
+  parsed<scenario> run(const json_value& root) {
+    if (!root.is(json_value::kind::object)) return at(root, "expected the scenario to be a JSON object");
+    if (auto d = keys(root, "the scenario",
+                      {"name", "title", "description", "claim", "devices", "pool_bytes", "buffers",
+                       "ops", "costs", "speculation"})) {
+      return *d;
+    }
+    if (auto d = text(root, "name", out_.name, true)) return *d;
+    if (out_.name.empty()) return at(root, "\"name\" must not be empty");
+    if (auto d = text(root, "title", out_.title, false)) return *d;
+    if (out_.title.empty()) out_.title = out_.name;
+    if (auto d = text(root, "description", out_.description, false)) return *d;
+    if (auto d = text(root, "claim", out_.claim, false)) return *d;
+    if (const json_value* c = root.find("costs")) {
+      if (auto d = costs(*c)) return *d;
+    }
+    if (const json_value* p = root.find("pool_bytes")) {
+      std::uint64_t v = 0;
+      if (!p->as_uint(v) || v == 0 || v > (std::uint64_t{1} << 48)) {
+        return at(*p, "expected \"pool_bytes\" to be an integer from 1 to 2^48");
+      }
+      out_.pool_bytes = static_cast<std::size_t>(v);
+    }
+    const json_value* devices = root.find("devices");
+    if (devices == nullptr) return at(root, "missing \"devices\" (an array of devices)");
+    if (auto d = load_devices(*devices)) return *d;
+    if (const json_value* b = root.find("buffers")) {
+      if (auto d = load_buffers(*b)) return *d;
+    }
+    const json_value* ops = root.find("ops");
+    if (ops == nullptr) return at(root, "missing \"ops\" (an array of operations)");
+    if (auto d = load_ops(*ops)) return *d;
+    if (const json_value* s = root.find("speculation")) {
+      if (auto d = load_speculation(*s)) return *d;
+    }
+    return std::move(out_);
+  }
+
+ private:
+  using opt_diag = std::optional<diagnostic>;
+
+  static diagnostic at(const json_value& v, std::string message) {
+    return diagnostic{v.line, v.column, std::move(message), {}};
+  }
+
+  static opt_diag keys(const json_value& obj, std::string_view what,
+                       std::initializer_list<std::string_view> allowed) {
+    for (std::size_t i = 0; i < obj.keys.size(); ++i) {
+      const std::string& k = obj.keys[i];
+      const json_value& v = obj.values[i];
+      if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) continue;
+      std::string list;
+      for (std::string_view a : allowed) {
+        if (!list.empty()) list += ", ";
+        list += '"';
+        list += a;
+        list += '"';
+      }
+      return at(v, "unknown key \"" + k + "\" in " + std::string(what) + "; expected one of " + list);
+    }
+    return std::nullopt;
+  }
+
+  static opt_diag text(const json_value& obj, std::string_view key, std::string& out,
+                       bool required) {
+    const json_value* v = obj.find(key);
+    if (v == nullptr) {
+      if (required) return at(obj, "missing \"" + std::string(key) + "\" (a string)");
+      return std::nullopt;
+    }
+    if (!v->is(json_value::kind::string)) {
+      return at(*v, "expected \"" + std::string(key) + "\" to be a string, found " +
+                        std::string(to_string(v->type)));
+    }
+    out = v->text;
+    return std::nullopt;
+  }
+
+  static opt_diag flag(const json_value& obj, std::string_view key, bool& out) {
+    const json_value* v = obj.find(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is(json_value::kind::boolean)) {
+      return at(*v, "expected \"" + std::string(key) + "\" to be true or false");
+    }
+    out = v->boolean;
+    return std::nullopt;
+  }
+
+  static opt_diag count(const json_value& obj, std::string_view key, std::size_t lo,
+                        std::size_t hi, std::size_t& out) {
+    const json_value* v = obj.find(key);
+    if (v == nullptr) return std::nullopt;
+    std::uint64_t n = 0;
+    if (!v->as_uint(n) || n < lo || n > hi) {
+      return at(*v, "expected \"" + std::string(key) + "\" to be an integer from " +
+                        std::to_string(lo) + " to " + std::to_string(hi));
+    }
+    out = static_cast<std::size_t>(n);
+    return std::nullopt;
+  }
+
+  static opt_diag time_value(const json_value& v, std::string_view key, double& out) {
+    double d = 0;
+    if (!v.as_double(d) || !std::isfinite(d) || d < 0 || d > 1e12) {
+      return at(v, "expected \"" + std::string(key) + "\" to be a number from 0 to 1e12");
+    }
+    out = d;
+    return std::nullopt;
+  }
+
+  opt_diag costs(const json_value& c) {
+    if (!c.is(json_value::kind::object)) return at(c, "expected \"costs\" to be an object");
+    if (auto d = keys(c, "\"costs\"", {"device_wait", "host_query", "round_trip"})) return d;
+    const std::pair<std::string_view, double*> fields[] = {
+        {"device_wait", &out_.costs.device_wait},
+        {"host_query", &out_.costs.host_query},
+        {"round_trip", &out_.costs.round_trip}};
+    for (const auto& [key, target] : fields) {
+      if (const json_value* v = c.find(key)) {
+        if (auto d = time_value(*v, key, *target)) return d;
+      }
+    }
+    return std::nullopt;
+  }
+
+  opt_diag add_device(const json_value& where, std::string name, std::size_t lanes, bool remote,
+                      std::string group) {
+    if (device_names_.count(name) != 0) return at(where, "duplicate device name \"" + name + "\"");
+    device_names_.insert(name);
+    const std::size_t index = out_.devices.size();
+    out_.devices.push_back(device_desc{name, lanes, remote, group});
+    for (std::size_t l = 0; l < lanes; ++l) {
+      if (out_.queues.size() == max_queues) {
+        return at(where, "more than " + std::to_string(max_queues) + " queues");
+      }
+      out_.queues.push_back(queue_desc{name + "." + std::to_string(l), index, l});
+    }
+    return std::nullopt;
+  }
+
+  opt_diag load_devices(const json_value& devices) {
+    if (!devices.is(json_value::kind::array) || devices.items.empty()) {
+      return at(devices, "expected \"devices\" to be a non-empty array of objects");
+    }
+    for (const json_value& d : devices.items) {
+      if (!d.is(json_value::kind::object)) return at(d, "expected a device object");
+      if (auto e = keys(d, "a device", {"name", "lanes", "count", "remote"})) return e;
+      std::string name;
+      if (auto e = text(d, "name", name, true)) return e;
+      if (!valid_name(name)) return at(d, "a device name must be letters, digits, '_' or '-'");
+      std::size_t lanes = 1;
+      if (auto e = count(d, "lanes", 1, max_lanes, lanes)) return e;
+      bool remote = false;
+      if (auto e = flag(d, "remote", remote)) return e;
+      if (d.find("count") != nullptr) {
+        std::size_t n = 1;
+        if (auto e = count(d, "count", 1, max_group_count, n)) return e;
+        if (options_.devices) n = *options_.devices;
+        if (groups_.count(name) != 0) return at(d, "duplicate device group \"" + name + "\"");
+        std::vector<std::size_t> members;
+        for (std::size_t i = 0; i < n; ++i) {
+          members.push_back(out_.devices.size());
+          if (auto e = add_device(d, name + std::to_string(i), lanes, remote, name)) return e;
+        }
+        groups_[name] = members;
+      } else {
+        if (auto e = add_device(d, name, lanes, remote, "")) return e;
+      }
+    }
+    return std::nullopt;
+  }
+
+  static bool valid_name(std::string_view s) {
+    if (s.empty() || s.size() > 64) return false;
+    for (char c : s) {
+      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_' || c == '-';
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  opt_diag load_buffers(const json_value& buffers) {
+    if (!buffers.is(json_value::kind::array)) return at(buffers, "expected \"buffers\" to be an array");
+    for (const json_value& b : buffers.items) {
+      if (!b.is(json_value::kind::object)) return at(b, "expected a buffer object");
+      if (auto e = keys(b, "a buffer", {"name", "bytes"})) return e;
+      buffer_desc desc;
+      if (auto e = text(b, "name", desc.name, true)) return e;
+      if (!valid_name(desc.name)) return at(b, "a buffer name must be letters, digits, '_' or '-'");
+      for (const buffer_desc& other : out_.buffers) {
+        if (other.name == desc.name) return at(b, "duplicate buffer name \"" + desc.name + "\"");
+      }
+      const json_value* bytes = b.find("bytes");
+      std::uint64_t n = 0;
+      if (bytes == nullptr) return at(b, "missing \"bytes\" (the buffer's size)");
+      if (!bytes->as_uint(n) || n == 0 || n > out_.pool_bytes) {
+        return at(*bytes, "expected \"bytes\" to be an integer from 1 to the pool size (" +
+                              std::to_string(out_.pool_bytes) + ")");
+      }
+      desc.bytes = static_cast<std::size_t>(n);
+      out_.buffers.push_back(std::move(desc));
+    }
+    return std::nullopt;
+  }
+
+  /// Resolves a queue reference: "dev", "dev.lane", or a group name.
+  opt_diag resolve_queue(const json_value& where, const std::string& ref, bool group_allowed,
+                         std::vector<std::size_t>& out, std::string& group) {
+    group.clear();
+    if (const auto g = groups_.find(ref); g != groups_.end()) {
+      if (!group_allowed) {
+        return at(where, "\"" + ref + "\" is a device group: set \"each\" or \"collective\" to "
+                         "true, or name one device (\"" + ref + "0\")");
+      }
+      group = ref;
+      for (std::size_t d : g->second) out.push_back(first_queue(d));
+      return std::nullopt;
+    }
+    std::string device = ref;
+    std::size_t lane = 0;
+    if (const auto dot = ref.rfind('.'); dot != std::string::npos) {
+      device = ref.substr(0, dot);
+      const std::string lane_text = ref.substr(dot + 1);
+      std::uint64_t l = 0;
+      json_value tmp;
+      tmp.type = json_value::kind::number;
+      tmp.text = lane_text;
+      if (lane_text.empty() || lane_text.size() > 3 || !tmp.as_uint(l)) {
+        return at(where, "expected a queue \"device\" or \"device.lane\", found \"" + ref + "\"");
+      }
+      lane = static_cast<std::size_t>(l);
+    }
+    for (std::size_t d = 0; d < out_.devices.size(); ++d) {
+      if (out_.devices[d].name != device) continue;
+      if (lane >= out_.devices[d].lanes) {
+        return at(where, "device \"" + device + "\" has " + std::to_string(out_.devices[d].lanes) +
+                             " lane(s); lane " + std::to_string(lane) + " does not exist");
+      }
+      out.push_back(first_queue(d) + lane);
+      return std::nullopt;
+    }
+    return at(where, "unknown queue \"" + ref + "\" (no such device or device group)");
+  }
+
+  [[nodiscard]] std::size_t first_queue(std::size_t device) const {
+    for (std::size_t q = 0; q < out_.queues.size(); ++q) {
+      if (out_.queues[q].device == device) return q;
+    }
+    return 0;
+  }
+
+  opt_diag names_list(const json_value& obj, std::string_view key,
+                      std::vector<const json_value*>& out) {
+    const json_value* v = obj.find(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is(json_value::kind::array)) {
+      return at(*v, "expected \"" + std::string(key) + "\" to be an array of names");
+    }
+    for (const json_value& item : v->items) {
+      if (!item.is(json_value::kind::string)) {
+        return at(item, "expected a name (a string) in \"" + std::string(key) + "\"");
+      }
+      out.push_back(&item);
+    }
+    return std::nullopt;
+  }
+
+  opt_diag buffer_refs(const json_value& obj, std::string_view key, std::vector<std::size_t>& out) {
+    std::vector<const json_value*> refs;
+    if (auto e = names_list(obj, key, refs)) return e;
+    for (const json_value* r : refs) {
+      bool found = false;
+      for (std::size_t b = 0; b < out_.buffers.size(); ++b) {
+        if (out_.buffers[b].name == r->text) {
+          if (std::find(out.begin(), out.end(), b) != out.end()) {
+            return at(*r, "buffer \"" + r->text + "\" listed twice");
+          }
+          out.push_back(b);
+          found = true;
+        }
+      }
+      if (!found) return at(*r, "unknown buffer \"" + r->text + "\" (declare it in \"buffers\")");
+    }
+    return std::nullopt;
+  }
+
+  /// The instances of the operation named `name` (an instance "x[i]" or all of "x").
+  struct op_entry {
+    std::vector<std::size_t> instances;
+    std::string group;  ///< the group it is replicated over ("" when not)
+  };
+
+  opt_diag resolve_dependency(const json_value& where, const std::string& name,
+                              const std::string& my_group, std::size_t my_instance,
+                              std::vector<std::size_t>& out) {
+    const auto it = entries_.find(name);
+    if (it == entries_.end()) {
+      for (const op_desc& o : out_.ops) {
+        if (o.name == name) {
+          out.push_back(static_cast<std::size_t>(&o - out_.ops.data()));
+          return std::nullopt;
+        }
+      }
+      return at(where, "operation \"" + name + "\" is not defined before this one (list "
+                       "operations in a topological order: dependencies first)");
+    }
+    const op_entry& e = it->second;
+    if (!e.group.empty() && e.group == my_group) {
+      out.push_back(e.instances[my_instance]);
+    } else {
+      out.insert(out.end(), e.instances.begin(), e.instances.end());
+    }
+    return std::nullopt;
+  }
+
+  opt_diag load_ops(const json_value& ops) {
+    if (!ops.is(json_value::kind::array) || ops.items.empty()) {
+      return at(ops, "expected \"ops\" to be a non-empty array of objects");
+    }
+    // Buffer lifecycle state: 0 never allocated, 1 live, 2 freed.
+    buffer_state_.assign(out_.buffers.size(), 0);
+    buffer_alloc_.assign(out_.buffers.size(), 0);
+    buffer_uses_.assign(out_.buffers.size(), {});
+    for (const json_value& o : ops.items) {
+      if (auto e = load_op(o)) return e;
+    }
+    return std::nullopt;
+  }
+
+  opt_diag load_op(const json_value& o) {
+    if (!o.is(json_value::kind::object)) return at(o, "expected an operation object");
+    if (auto e = keys(o, "an operation",
+                      {"name", "queue", "duration", "after", "alloc", "use", "free", "submit_after",
+                       "workload", "each", "collective", "show_frontier"})) {
+      return e;
+    }
+    op_desc base;
+    if (auto e = text(o, "name", base.name, true)) return e;
+    if (!valid_name(base.name)) return at(o, "an operation name must be letters, digits, '_' or '-'");
+    if (entries_.count(base.name) != 0) return at(o, "duplicate operation name \"" + base.name + "\"");
+    std::string queue_ref;
+    if (auto e = text(o, "queue", queue_ref, true)) return e;
+    const json_value* duration = o.find("duration");
+    if (duration == nullptr) return at(o, "missing \"duration\" (a number of microseconds)");
+    if (auto e = time_value(*duration, "duration", base.duration)) return e;
+    if (auto e = text(o, "workload", base.workload, false)) return e;
+    bool each = false;
+    if (auto e = flag(o, "each", each)) return e;
+    if (auto e = flag(o, "collective", base.collective)) return e;
+    if (auto e = flag(o, "show_frontier", base.show_frontier)) return e;
+    if (each && base.collective) return at(o, "an operation cannot be both \"each\" and \"collective\"");
+    std::vector<std::size_t> queues;
+    std::string group;
+    if (auto e = resolve_queue(*o.find("queue"), queue_ref, each || base.collective, queues, group)) {
+      return e;
+    }
+    if ((each || base.collective) && group.empty()) {
+      return at(*o.find("queue"), "\"each\" and \"collective\" need a device group as the queue");
+    }
+    if (auto e = buffer_refs(o, "alloc", base.alloc)) return e;
+    if (auto e = buffer_refs(o, "use", base.use)) return e;
+    if (auto e = buffer_refs(o, "free", base.free)) return e;
+    if (each && (!base.alloc.empty() || !base.use.empty() || !base.free.empty())) {
+      return at(o, "a replicated (\"each\") operation cannot alloc, use or free buffers");
+    }
+    std::vector<const json_value*> after;
+    if (auto e = names_list(o, "after", after)) return e;
+    const json_value* submit_after = o.find("submit_after");
+    if (submit_after != nullptr && !submit_after->is(json_value::kind::string)) {
+      return at(*submit_after, "expected \"submit_after\" to be an operation name");
+    }
+
+    const std::size_t instances = each ? queues.size() : 1;
+    op_entry entry;
+    entry.group = each ? group : "";
+    for (std::size_t i = 0; i < instances; ++i) {
+      op_desc op = base;
+      if (each) op.name = base.name + "[" + std::to_string(i) + "]";
+      op.queues = each ? std::vector<std::size_t>{queues[i]} : queues;
+      for (const json_value* a : after) {
+        std::vector<std::size_t> deps;
+        if (auto e = resolve_dependency(*a, a->text, entry.group, i, deps)) return e;
+        for (std::size_t d : deps) {
+          if (std::find(op.after.begin(), op.after.end(), d) == op.after.end()) op.after.push_back(d);
+        }
+      }
+      if (base.collective) {
+        op.part_after.resize(queues.size());
+        for (std::size_t j = 0; j < queues.size(); ++j) {
+          for (const json_value* a : after) {
+            std::vector<std::size_t> deps;
+            if (auto e = resolve_dependency(*a, a->text, group, j, deps)) return e;
+            for (std::size_t d : deps) {
+              auto& pa = op.part_after[j];
+              if (std::find(pa.begin(), pa.end(), d) == pa.end()) pa.push_back(d);
+            }
+          }
+          if (op.part_after[j].size() > max_dependencies) {
+            return at(o, "a part of collective \"" + op.name + "\" depends on more than " +
+                             std::to_string(max_dependencies) + " operations");
+          }
+        }
+      } else if (op.after.size() > max_dependencies) {
+        return at(o, "operation \"" + op.name + "\" depends on " + std::to_string(op.after.size()) +
+                         " operations; at most " + std::to_string(max_dependencies) +
+                         " are allowed (a submission carries at most 16 waits)");
+      }
+      if (submit_after != nullptr) {
+        std::vector<std::size_t> deps;
+        if (auto e = resolve_dependency(*submit_after, submit_after->text, "", 0, deps)) return e;
+        op.submit_after = *std::max_element(deps.begin(), deps.end());
+      }
+      if (out_.ops.size() == max_operations) {
+        return at(o, "more than " + std::to_string(max_operations) + " operations");
+      }
+      entry.instances.push_back(out_.ops.size());
+      out_.ops.push_back(std::move(op));
+      if (auto e = check_buffers(o, out_.ops.size() - 1)) return e;
+    }
+    entries_[base.name] = std::move(entry);
+    return std::nullopt;
+  }
+
+  /// True when operation `from` is ordered before `to` (through `after`
+  /// and queue order); `from` < `to`.
+  [[nodiscard]] bool ordered_before(std::size_t from, std::size_t to) const {
+    if (from == to) return true;
+    std::vector<char> seen(to + 1, 0);
+    std::vector<std::size_t> stack{to};
+    seen[to] = 1;
+    while (!stack.empty()) {
+      const std::size_t x = stack.back();
+      stack.pop_back();
+      if (x == from) return true;
+      const op_desc& op = out_.ops[x];
+      auto push = [&](std::size_t y) {
+        if (y >= from && !seen[y]) {
+          seen[y] = 1;
+          stack.push_back(y);
+        }
+      };
+      for (std::size_t d : op.after) push(d);
+      // Queue order: the previous operation on each of its queues.
+      for (std::size_t q : op.queues) {
+        for (std::size_t y = x; y-- > from;) {
+          const auto& qs = out_.ops[y].queues;
+          if (std::find(qs.begin(), qs.end(), q) != qs.end()) {
+            push(y);
+            break;
+          }
+        }
+      }
+    }
+    return false;
+  }
+
+  opt_diag check_buffers(const json_value& where, std::size_t index) {
+    const op_desc& op = out_.ops[index];
+    if (op.collective && (!op.alloc.empty() || !op.free.empty())) {
+      return at(where, "a collective operation cannot alloc or free buffers");
+    }
+    for (std::size_t b : op.alloc) {
+      if (buffer_state_[b] != 0) {
+        return at(where, "buffer \"" + out_.buffers[b].name + "\" is allocated twice");
+      }
+      buffer_state_[b] = 1;
+      buffer_alloc_[b] = index;
+    }
+    auto used = op.use;
+    for (std::size_t b : op.free) {
+      if (std::find(used.begin(), used.end(), b) == used.end()) used.push_back(b);
+    }
+    for (std::size_t b : used) {
+      if (buffer_state_[b] != 1) {
+        return at(where, "buffer \"" + out_.buffers[b].name + "\" is " +
+                             (buffer_state_[b] == 0 ? "used before it is allocated" : "used after it is freed"));
+      }
+      if (!ordered_before(buffer_alloc_[b], index)) {
+        return at(where, "operation \"" + op.name + "\" uses buffer \"" + out_.buffers[b].name +
+                             "\" but is not ordered after its allocation by \"" +
+                             out_.ops[buffer_alloc_[b]].name + "\"");
+      }
+      buffer_uses_[b].push_back(index);
+    }
+    for (std::size_t b : op.free) {
+      for (std::size_t u : buffer_uses_[b]) {
+        if (!ordered_before(u, index)) {
+          return at(where, "buffer \"" + out_.buffers[b].name + "\" is freed by \"" + op.name +
+                               "\" but its use by \"" + out_.ops[u].name +
+                               "\" is not ordered before the free (add it to \"after\")");
+        }
+      }
+      buffer_state_[b] = 2;
+    }
+    return std::nullopt;
+  }
+
+  opt_diag speculation_queue(const json_value& s, std::string_view key, std::size_t& out) {
+    std::string ref;
+    if (auto e = text(s, key, ref, true)) return e;
+    std::vector<std::size_t> qs;
+    std::string group;
+    if (auto e = resolve_queue(*s.find(key), ref, false, qs, group)) return e;
+    out = qs.front();
+    return std::nullopt;
+  }
+
+  opt_diag speculation_op(const json_value& s, std::string_view key, std::size_t queue,
+                          std::size_t& out) {
+    std::string name;
+    if (auto e = text(s, key, name, true)) return e;
+    const auto r = out_.find_op(name);
+    if (!r) return at(*s.find(key), "unknown operation \"" + name + "\"");
+    if (out_.ops[*r].queues.size() != 1 || out_.ops[*r].queues[0] != queue) {
+      return at(*s.find(key), "\"" + std::string(key) + "\" must name an operation on the " +
+                                  (key == "rejecting_op" ? "verify" : "draft") + " queue");
+    }
+    out = *r;
+    return std::nullopt;
+  }
+
+  opt_diag load_speculation(const json_value& s) {
+    if (!s.is(json_value::kind::object)) return at(s, "expected \"speculation\" to be an object");
+    if (auto e = keys(s, "\"speculation\"",
+                      {"draft_queue", "verify_queue", "rejecting_op", "reject_from", "expect_cancel"})) {
+      return e;
+    }
+    speculation_desc spec;
+    if (auto e = speculation_queue(s, "draft_queue", spec.draft_queue)) return e;
+    if (auto e = speculation_queue(s, "verify_queue", spec.verify_queue)) return e;
+    if (spec.draft_queue == spec.verify_queue) {
+      return at(s, "\"draft_queue\" and \"verify_queue\" must be different queues");
+    }
+    if (auto e = speculation_op(s, "rejecting_op", spec.verify_queue, spec.rejecting_op)) return e;
+    if (auto e = speculation_op(s, "reject_from", spec.draft_queue, spec.reject_from)) return e;
+    std::vector<const json_value*> cancel;
+    if (auto e = names_list(s, "expect_cancel", cancel)) return e;
+    for (const json_value* c : cancel) {
+      const auto op = out_.find_op(c->text);
+      if (!op) return at(*c, "unknown operation \"" + c->text + "\"");
+      spec.expect_cancel.push_back(*op);
+    }
+    std::sort(spec.expect_cancel.begin(), spec.expect_cancel.end());
+    out_.speculation = spec;
+    return std::nullopt;
+  }
+
+  load_options options_;
+  scenario out_;
+  std::set<std::string> device_names_;
+  std::map<std::string, std::vector<std::size_t>> groups_;
+  std::map<std::string, op_entry> entries_;
+  std::vector<int> buffer_state_;
+  std::vector<std::size_t> buffer_alloc_;
+  std::vector<std::vector<std::size_t>> buffer_uses_;
+};
+
+}  // namespace detail
+
+/// Loads a scenario from JSON text; a diagnostic (line, column, what was
+/// expected) for malformed JSON or a scenario that breaks the rules of the
+/// format. Only std::bad_alloc can escape.
+[[nodiscard]] inline parsed<scenario> load_scenario(std::string_view json_text,
+                                                    const load_options& options = {}) {
+  if (options.devices && (*options.devices == 0 || *options.devices > max_group_count)) {
+    return diagnostic{0, 0, "--devices must be from 1 to " + std::to_string(max_group_count), {}};
+  }
+  parsed<json_value> root = parse_json(json_text);
+  if (!root) return root.error();
+  return detail::scenario_loader(options).run(*root);
+}
+
+/// Reads and loads the scenario file at `path`.
+[[nodiscard]] inline parsed<scenario> load_scenario_file(const std::string& path,
+                                                         const load_options& options = {}) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return diagnostic{0, 0, "cannot open the file", path};
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) return diagnostic{0, 0, "cannot read the file", path};
+  parsed<scenario> s = load_scenario(text, options);
+  if (!s) {
+    diagnostic d = s.error();
+    d.source = path;
+    return d;
+  }
+  return s;
+}
+
+/// Returns `width` independent copies (each on its own devices, queues
+/// and buffers) of `depth` chained copies of `s` (copy j+1's roots depend
+/// on copy j's sinks, on the same queues, with their own buffers). The
+/// pool grows by width * depth, so a scenario that never frees still
+/// fits. Fails when the result exceeds the limits.
+[[nodiscard]] inline parsed<scenario> scale(const scenario& s, std::size_t width, std::size_t depth) {
+  if (width == 0 || depth == 0) return diagnostic{0, 0, "--width and --depth must be at least 1", {}};
+  if (width == 1 && depth == 1) return s;
+  const std::size_t n = s.ops.size();
+  if (width * depth > max_operations / std::max<std::size_t>(n, 1) ||
+      width > max_queues / s.queues.size()) {
+    return diagnostic{0, 0, "scaled scenario exceeds the limits (" + std::to_string(max_operations) +
+                                " operations, " + std::to_string(max_queues) + " queues)",
+                      {}};
+  }
+  // Roots and sinks of one copy.
+  std::vector<char> has_consumer(n, 0);
+  for (const op_desc& op : s.ops) {
+    for (std::size_t d : op.after) has_consumer[d] = 1;
+  }
+  std::vector<std::size_t> sinks;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!has_consumer[i]) sinks.push_back(i);
+  }
+  scenario out;
+  out.name = s.name;
+  out.title = s.title;
+  out.description = s.description;
+  out.claim = s.claim;
+  out.costs = s.costs;
+  out.pool_bytes = s.pool_bytes * width * depth;
+  const auto suffix = [&](std::size_t w, std::size_t d) {
+    std::string t;
+    if (width > 1) t += "/w" + std::to_string(w);
+    if (depth > 1) t += "/d" + std::to_string(d);
+    return t;
+  };
+  for (std::size_t w = 0; w < width; ++w) {
+    const std::size_t device_base = out.devices.size();
+    const std::size_t queue_base = out.queues.size();
+    const std::string ws = width > 1 ? "/w" + std::to_string(w) : "";
+    for (const device_desc& d : s.devices) {
+      device_desc c = d;
+      c.name += ws;
+      out.devices.push_back(c);
+    }
+    for (const queue_desc& q : s.queues) {
+      queue_desc c = q;
+      c.device += device_base;
+      c.name = out.devices[c.device].name + "." + std::to_string(q.lane);
+      out.queues.push_back(c);
+    }
+    for (std::size_t d = 0; d < depth; ++d) {
+      const std::size_t op_base = out.ops.size();
+      const std::size_t buffer_base = out.buffers.size();
+      for (const buffer_desc& b : s.buffers) {
+        out.buffers.push_back(buffer_desc{b.name + suffix(w, d), b.bytes});
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        op_desc c = s.ops[i];
+        c.name += suffix(w, d);
+        for (std::size_t& q : c.queues) q += queue_base;
+        for (std::size_t& a : c.after) a += op_base;
+        for (auto& pa : c.part_after) {
+          for (std::size_t& a : pa) a += op_base;
+        }
+        for (auto* list : {&c.alloc, &c.use, &c.free}) {
+          for (std::size_t& b : *list) b += buffer_base;
+        }
+        if (c.submit_after) *c.submit_after += op_base;
+        if (d > 0 && s.ops[i].after.empty()) {
+          for (std::size_t k : sinks) {
+            if (c.after.size() == max_dependencies) {
+              return diagnostic{0, 0, "chaining copies gives \"" + c.name + "\" more than " +
+                                          std::to_string(max_dependencies) + " dependencies",
+                                {}};
+            }
+            c.after.push_back(op_base - n + k);
+            for (auto& pa : c.part_after) pa.push_back(op_base - n + k);
+          }
+        }
+        out.ops.push_back(std::move(c));
+      }
+      if (w == 0 && d == 0 && s.speculation) {
+        out.speculation = s.speculation;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace sim
+
+CAUSAL_END_NAMESPACE
