@@ -63,6 +63,23 @@ ci_compile() {
   fi
 }
 
+# ci_compile_suites BUILDDIR SUITE...: build only what the tests of those
+# suites need (.ci/suite_targets.py); a failure counts as one failed test.
+ci_compile_suites() {
+  local dir="$1"
+  shift
+  local targets
+  if ! targets="$(python3 .ci/suite_targets.py "${dir}" "$@")" || [[ -z "${targets}" ]]; then
+    ci_fail_step "listing the targets of suites $* in ${dir}"
+    return 1
+  fi
+  # shellcheck disable=SC2086  # one output path per word
+  if ! ninja -C "${dir}" ${targets}; then
+    ci_fail_step "ninja -C ${dir} (suites $*)"
+    return 1
+  fi
+}
+
 # ci_meson_test BUILDDIR LABEL [MESON_TEST_ARGS...]: runs meson test and adds
 # its results from the JSON test log. Meson's OK and EXPECTEDFAIL count as
 # passed; SKIP as skipped; FAIL, UNEXPECTEDPASS, TIMEOUT, ERROR and anything
