@@ -1,0 +1,814 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// queue: a causal queue on a vk::Queue — `causal::basic_queue` (one axis,
+// its epoch and knowledge, wait elision) over a Vulkan backend that turns
+// each submission into one vkQueueSubmit2 (or vkQueueSubmit with
+// VkTimelineSemaphoreSubmitInfo) carrying only the waits the core could not
+// elide.
+//
+// One submission of a causal queue becomes one batch:
+//
+//   waits    device waits the core kept (tier 2), plus block-pool fence
+//            waits issued since the last batch; deduplicated per VkSemaphore
+//   buffers  [leading barrier] + the operation's command buffers
+//   signals  the submission's semaphores + the queue's epoch timeline := e
+//
+// The leading barrier is a pre-recorded command buffer holding one
+// ALL_COMMANDS -> ALL_COMMANDS memory barrier (MEMORY_WRITE -> MEMORY_READ |
+// MEMORY_WRITE). Its first synchronisation scope is everything earlier in
+// submission order on the vk::Queue, earlier batches included. Vulkan orders
+// nothing between batches by itself, so this barrier is what gives the core
+// its backend contract — a queue's operations complete in epoch order — and
+// what makes an elided wait safe: the wait was implied by an earlier batch
+// of this queue, and the barrier orders the *whole* batch after it, not just
+// its first command buffer (DESIGN §5 and §10).
+//
+// Held batches (shared vk::Queues). Several causal queues may share one
+// vk::Queue (lavapipe exposes one). A batch that waits for a value whose
+// signal reaches the same vk::Queue *later* deadlocks it. Timeline
+// semaphores can wait before signal, so the core issues such waits as
+// device waits (tier 2, counted in device_waits); the backend then *holds*
+// the batch on the host until every value it waits for has had its signal
+// sent to the driver (`semaphore::sent_value`, which a host signal also
+// raises), or was reached, or belongs to an external semaphore (whose
+// signals never come through our queues). Later batches of the same queue
+// are held behind it (FIFO). A held batch is retried whenever a queue of
+// the device sends signals, a host signal lands, a semaphore fails or a poll
+// sees a value move (`device::kick_all`). If a semaphore it waits for fails,
+// the batch is dropped: its signals' semaphores get the failure, and an
+// empty batch signals its epoch in its place so the queue's timeline keeps
+// its order.
+//
+// Completion. Every batch signals the queue's own timeline semaphore with its
+// epoch. device::poll() (or the waiter thread) reads it, reaches the timeline
+// (carrying the producer entry (axis, e), which proves the queue's whole
+// past) and retires the epoch into the queue and the device's completion
+// tracker.
+//
+// Thread safety: submit, pump, with_core and the observers may be called
+//                from any thread; an internal mutex serialises them (kicks
+//                from other threads only try-lock it, never wait).
+// Memory order:  retire(e) releases and completed_epoch() acquires (see
+//                <causal/queue.hpp>); values reached by polls release;
+//                "signal sent" (note_sent) and "batch held" (held_changed)
+//                are seq_cst, so a sender and a holder never miss each other.
+// Blocking/allocation: submit never allocates; it takes the queue's mutex,
+//                the semaphores' locks, and the vk::Queue's submit mutex
+//                around the driver call. The destructor drops held batches
+//                and waits for the sent ones (unless the device is lost).
+// Size:          sizeof(basic_queue<frontier, backend>) (~6 KiB) plus the
+//                backend: (max_held + 1) batches of ~1.3 KiB.
+// Configuration: command_list::capacity (8 command buffers per operation),
+//                backend::max_waits (32 device waits per batch),
+//                backend::max_held (16 batches held per queue).
+// See also:      ../shared/DESIGN.md §5 and §10, <causal/queue.hpp>,
+//                <causal/adapters/vulkan/device.hpp>,
+//                <causal/adapters/vulkan/semaphore.hpp>.
+#pragma once
+
+#include <causal/adapters/vulkan/device.hpp>
+#include <causal/adapters/vulkan/semaphore.hpp>
+#include <causal/axis.hpp>
+#include <causal/config.hpp>
+#include <causal/frontier.hpp>
+#include <causal/queue.hpp>
+#include <causal/result.hpp>
+
+#include <vulkan/vulkan.hpp>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <initializer_list>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <thread>
+#include <utility>
+
+CAUSAL_BEGIN_NAMESPACE
+
+namespace vulkan {
+
+//===-- command_list --------------------------------------------------------===//
+
+/// What one submission executes: up to `capacity` recorded command buffers,
+/// stored inline (the core copies an operation it holds on the host).
+class command_list {
+ public:
+  static constexpr std::size_t capacity = 8;
+
+  command_list() noexcept = default;
+  command_list(std::initializer_list<vk::CommandBuffer> buffers) noexcept {
+    for (vk::CommandBuffer cb : buffers) (void)push(cb);
+  }
+
+  /// Appends `cb`; false (and overflowed()) when already at capacity.
+  bool push(vk::CommandBuffer cb) noexcept {
+    if (count_ == capacity) {
+      overflow_ = true;
+      return false;
+    }
+    buffers_[count_++] = static_cast<VkCommandBuffer>(cb);
+    return true;
+  }
+
+  [[nodiscard]] std::size_t size() const noexcept { return count_; }
+  [[nodiscard]] const VkCommandBuffer* data() const noexcept { return buffers_.data(); }
+  /// True when a push was refused; such a list is rejected by submit.
+  [[nodiscard]] bool overflowed() const noexcept { return overflow_; }
+
+ private:
+  std::array<VkCommandBuffer, capacity> buffers_{};
+  std::uint32_t count_ = 0;
+  bool overflow_ = false;
+};
+
+/// What the backend sent to the driver, cumulatively.
+struct backend_stats {
+  std::uint64_t batches = 0;      ///< vkQueueSubmit2 / vkQueueSubmit calls
+  std::uint64_t vk_waits = 0;     ///< semaphore waits passed to the driver
+  std::uint64_t vk_signals = 0;   ///< semaphore signals, epoch timeline included
+};
+
+//===-- backend ---------------------------------------------------------------===//
+
+/// The queue_backend of a Vulkan causal queue; see the file comment.
+class backend {
+ public:
+  using semaphore_type = vulkan::semaphore;
+  using operation_type = command_list;
+  /// Timeline semaphores wait before signal; the backend holds a batch
+  /// whose signals have not reached the driver yet (file comment).
+  static constexpr bool waits_before_signal = true;
+  /// Device waits one batch can carry (core waits + pool fence waits).
+  static constexpr std::size_t max_waits = 32;
+  /// Signals one batch can carry: the core's limit plus the epoch timeline.
+  static constexpr std::size_t max_signals = 17;
+  /// Batches a queue can hold on the host.
+  static constexpr std::size_t max_held = 16;
+
+  backend(device& dev, hardware_queue& hw, causal::axis a) noexcept
+      : device_(&dev), hw_(&hw), axis_(a), timeline_(dev, semaphore::internal_tag{}) {
+    if (!timeline_.setup_status()) {
+      setup_ = timeline_.setup_status();
+      return;
+    }
+    setup_ = record_barrier();
+  }
+
+  backend(const backend&) = delete;
+  backend& operator=(const backend&) = delete;
+
+  ~backend() {
+    if (pool_ != VK_NULL_HANDLE) {
+      device_->fn().destroy_command_pool(device_->vk_device(), pool_, nullptr);
+    }
+  }
+
+  //===-- queue_backend -----------------------------------------------------===//
+
+  /// Adds a device wait to the next batch (also used by block pools between
+  /// submissions). Waits on one VkSemaphore merge to the highest value.
+  status issue_wait(semaphore_type& s, std::uint64_t v) noexcept {
+    if (&s.owner() != device_) {
+      return error{errc::invalid_argument, "vulkan backend: wait on a semaphore of another device"};
+    }
+    batch& b = next_;
+    for (std::size_t i = 0; i < b.wait_count; ++i) {
+      if (b.wait_sems[i] == &s) {
+        if (b.wait_values[i] < v) b.wait_values[i] = v;
+        return status{};
+      }
+    }
+    if (b.wait_count == max_waits) {
+      return error{errc::resource_exhausted, "vulkan backend: max_waits device waits in one batch",
+                   max_waits};
+    }
+    b.wait_sems[b.wait_count] = &s;
+    b.wait_handles[b.wait_count] = s.vk_handle();
+    b.wait_values[b.wait_count] = v;
+    ++b.wait_count;
+    return status{};
+  }
+
+  status execute(const operation_type& op, std::uint64_t epoch) noexcept {
+    status s = broken_;
+    if (s) {
+      if (auto e = device_->lost(); e) s = *e;
+    }
+    if (s && held_count_ == max_held) {
+      s = error{errc::resource_exhausted, "vulkan backend: max_held batches held on the host",
+                max_held};
+    }
+    if (!s) {
+      next_.wait_count = 0;
+      return s;
+    }
+    next_.op = op;
+    next_.epoch = epoch;
+    return status{};
+  }
+
+  status issue_signal(semaphore_type& s, std::uint64_t v) noexcept {
+    if (&s.owner() != device_) {
+      return error{errc::invalid_argument, "vulkan backend: signal of a semaphore of another device"};
+    }
+    if (status n = s.note_issued(v); !n) return n;
+    add_signal(next_, s, v);
+    return status{};
+  }
+
+  /// Completes the batch (adds the epoch timeline) and sends it, or holds
+  /// it behind held batches or until its waits' signals are sent.
+  status flush() noexcept {
+    batch& b = next_;
+    // The epoch timeline is not announced on its host half (that would
+    // cost a frontier copy per submit): polls reach it with the producer
+    // entry alone, which proves the queue's whole past (FIFO, DESIGN §3).
+    add_signal(b, timeline_, b.epoch);
+    status out;
+    if (held_count_ == 0 && sendable(b)) {
+      out = send(b);
+    } else {
+      held_[(held_head_ + held_count_) % max_held] = b;
+      ++held_count_;
+    }
+    b.wait_count = 0;
+    b.signal_count = 0;
+    return out;
+  }
+
+  //===-- held batches --------------------------------------------------------===//
+
+  /// Sends held batches in order while their waits' signals have been sent;
+  /// drops (see the file comment) a batch whose wait semaphore failed.
+  /// Returns true when any batch left the table.
+  bool resume() noexcept {
+    bool progressed = false;
+    while (held_count_ != 0) {
+      batch& b = held_[held_head_];
+      if (const auto e = failed_wait(b); e) {
+        drop(b, *e);
+      } else if (!sendable(b)) {
+        break;
+      } else {
+        (void)send(b);
+      }
+      held_head_ = (held_head_ + 1) % max_held;
+      --held_count_;
+      progressed = true;
+    }
+    return progressed;
+  }
+
+  /// Drops every held batch with `e` (queue teardown).
+  void drop_all(const error& e) noexcept {
+    while (held_count_ != 0) {
+      drop(held_[held_head_], e);
+      held_head_ = (held_head_ + 1) % max_held;
+      --held_count_;
+    }
+  }
+
+  //===-- for vulkan::queue ---------------------------------------------------===//
+
+  [[nodiscard]] status setup_status() const noexcept { return setup_; }
+  [[nodiscard]] const backend_stats& stats() const noexcept { return stats_; }
+  [[nodiscard]] semaphore_type& timeline() noexcept { return timeline_; }
+  [[nodiscard]] hardware_queue& hardware() const noexcept { return *hw_; }
+  [[nodiscard]] device& owner() const noexcept { return *device_; }
+  /// Batches held on the host.
+  [[nodiscard]] std::size_t held_count() const noexcept { return held_count_; }
+  /// The highest epoch sent to the driver.
+  [[nodiscard]] std::uint64_t sent_epoch() const noexcept {
+    return sent_.load(std::memory_order_acquire);  // pairs with the release in send()
+  }
+  /// Device waits queued for the next batch (block-pool fences).
+  [[nodiscard]] std::size_t pending_waits() const noexcept { return next_.wait_count; }
+
+  void set_watched(bool w) noexcept { watched_.store(w, std::memory_order_release); }
+
+ private:
+  struct batch {
+    command_list op{};
+    std::uint64_t epoch = 0;
+    std::size_t wait_count = 0;
+    std::size_t signal_count = 0;
+    std::array<semaphore_type*, max_waits> wait_sems{};
+    std::array<VkSemaphore, max_waits> wait_handles{};
+    std::array<std::uint64_t, max_waits> wait_values{};
+    std::array<semaphore_type*, max_signals> signal_sems{};
+    std::array<VkSemaphore, max_signals> signal_handles{};
+    std::array<std::uint64_t, max_signals> signal_values{};
+  };
+
+  static void add_signal(batch& b, semaphore_type& s, std::uint64_t v) noexcept {
+    b.signal_sems[b.signal_count] = &s;
+    b.signal_handles[b.signal_count] = s.vk_handle();
+    b.signal_values[b.signal_count] = v;
+    ++b.signal_count;
+  }
+
+  /// True when every wait's signal has reached the driver (or the value
+  /// was reached, or comes from outside): sending cannot deadlock.
+  static bool sendable(const batch& b) noexcept {
+    for (std::size_t i = 0; i < b.wait_count; ++i) {
+      const semaphore_type& s = *b.wait_sems[i];
+      const std::uint64_t v = b.wait_values[i];
+      if (s.sent_value() < v && s.value() < v && !s.external()) return false;
+    }
+    return true;
+  }
+
+  static std::optional<error> failed_wait(const batch& b) noexcept {
+    for (std::size_t i = 0; i < b.wait_count; ++i) {
+      if (auto e = b.wait_sems[i]->failure(); e) return e;
+    }
+    return std::nullopt;
+  }
+
+  /// Fails the batch's signals (host side) and sends an empty batch that
+  /// signals only its epoch, keeping the timeline in order.
+  void drop(batch& b, const error& e) noexcept {
+    for (std::size_t i = 0; i < b.signal_count; ++i) {
+      if (b.signal_sems[i] != &timeline_) (void)b.signal_sems[i]->fail_host(e);
+    }
+    batch empty;
+    empty.epoch = b.epoch;
+    add_signal(empty, timeline_, b.epoch);
+    (void)send(empty, /*with_barrier=*/false);
+  }
+
+  status send(const batch& b, bool with_barrier = true) noexcept {
+    if (!broken_) return broken_;
+    VkResult r;
+    {
+      std::lock_guard lock(hw_->submit_mutex());
+      r = device_->uses_submit2() ? submit2(b, with_barrier) : submit_legacy(b, with_barrier);
+    }
+    stats_.batches += 1;
+    stats_.vk_waits += b.wait_count;
+    stats_.vk_signals += b.signal_count;
+    if (r != VK_SUCCESS) {
+      status s = device_->check(r, "vulkan queue: vkQueueSubmit failed");
+      // A batch the driver refused never signals its epoch: the queue's
+      // order is broken for good, so every later submit gets this error.
+      broken_ = s;
+      (void)timeline_.fail_host(s.error_value());
+      for (std::size_t i = 0; i < b.signal_count; ++i) (void)b.signal_sems[i]->fail_host(s.error_value());
+      return s;
+    }
+    // Now, not before: a batch held on another queue may go once these
+    // signals are in the driver (on this vk::Queue, ahead of it).
+    for (std::size_t i = 0; i < b.signal_count; ++i) b.signal_sems[i]->note_sent(b.signal_values[i]);
+    sent_.store(b.epoch, std::memory_order_release);
+    if (!watched_.load(std::memory_order_acquire)) device_->notify_submitted();
+    return status{};
+  }
+
+  status record_barrier() noexcept {
+    const dispatch& fn = device_->fn();
+    const VkDevice dev = device_->vk_device();
+    const VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, nullptr, 0,
+                                            hw_->family()};
+    if (VkResult r = fn.create_command_pool(dev, &pool_info, nullptr, &pool_); r != VK_SUCCESS) {
+      pool_ = VK_NULL_HANDLE;
+      return device_->check(r, "vulkan queue: vkCreateCommandPool failed");
+    }
+    const VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, nullptr,
+                                            pool_, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
+    if (VkResult r = fn.allocate_command_buffers(dev, &alloc, &barrier_); r != VK_SUCCESS) {
+      return device_->check(r, "vulkan queue: vkAllocateCommandBuffers failed");
+    }
+    // Simultaneous use: the barrier is pending in many batches at once.
+    const VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, nullptr,
+                                         VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT, nullptr};
+    if (VkResult r = fn.begin_command_buffer(barrier_, &begin); r != VK_SUCCESS) {
+      return device_->check(r, "vulkan queue: vkBeginCommandBuffer failed");
+    }
+    if (device_->uses_submit2()) {
+      const VkMemoryBarrier2 mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
+                                nullptr,
+                                VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                                VK_ACCESS_2_MEMORY_WRITE_BIT,
+                                VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                                VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT};
+      const VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO, nullptr, 0, 1, &mb, 0, nullptr,
+                                 0, nullptr};
+      fn.cmd_pipeline_barrier2(barrier_, &dep);
+    } else {
+      const VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_MEMORY_WRITE_BIT,
+                               VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT};
+      fn.cmd_pipeline_barrier(barrier_, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                              VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    }
+    if (VkResult r = fn.end_command_buffer(barrier_); r != VK_SUCCESS) {
+      return device_->check(r, "vulkan queue: vkEndCommandBuffer failed");
+    }
+    return status{};
+  }
+
+  VkResult submit2(const batch& b, bool with_barrier) noexcept {
+    std::array<VkSemaphoreSubmitInfo, max_waits> waits;
+    std::array<VkSemaphoreSubmitInfo, max_signals> signals;
+    std::array<VkCommandBufferSubmitInfo, command_list::capacity + 1> buffers;
+    for (std::size_t i = 0; i < b.wait_count; ++i) {
+      waits[i] = VkSemaphoreSubmitInfo{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, nullptr,
+                                       b.wait_handles[i], b.wait_values[i],
+                                       VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, 0};
+    }
+    for (std::size_t i = 0; i < b.signal_count; ++i) {
+      signals[i] = VkSemaphoreSubmitInfo{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, nullptr,
+                                         b.signal_handles[i], b.signal_values[i],
+                                         VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, 0};
+    }
+    std::uint32_t n = 0;
+    if (with_barrier) {
+      buffers[n++] = VkCommandBufferSubmitInfo{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, nullptr,
+                                               barrier_, 0};
+    }
+    for (std::size_t i = 0; i < b.op.size(); ++i) {
+      buffers[n++] = VkCommandBufferSubmitInfo{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, nullptr,
+                                               b.op.data()[i], 0};
+    }
+    const VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+                               nullptr,
+                               0,
+                               static_cast<std::uint32_t>(b.wait_count),
+                               waits.data(),
+                               n,
+                               buffers.data(),
+                               static_cast<std::uint32_t>(b.signal_count),
+                               signals.data()};
+    return device_->fn().queue_submit2(static_cast<VkQueue>(hw_->handle()), 1, &submit,
+                                       VK_NULL_HANDLE);
+  }
+
+  VkResult submit_legacy(const batch& b, bool with_barrier) noexcept {
+    std::array<VkPipelineStageFlags, max_waits> stages;
+    std::array<VkCommandBuffer, command_list::capacity + 1> buffers;
+    for (std::size_t i = 0; i < b.wait_count; ++i) stages[i] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    std::uint32_t n = 0;
+    if (with_barrier) buffers[n++] = barrier_;
+    for (std::size_t i = 0; i < b.op.size(); ++i) buffers[n++] = b.op.data()[i];
+    const VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                               nullptr,
+                                               static_cast<std::uint32_t>(b.wait_count),
+                                               b.wait_values.data(),
+                                               static_cast<std::uint32_t>(b.signal_count),
+                                               b.signal_values.data()};
+    const VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                              &values,
+                              static_cast<std::uint32_t>(b.wait_count),
+                              b.wait_handles.data(),
+                              stages.data(),
+                              n,
+                              buffers.data(),
+                              static_cast<std::uint32_t>(b.signal_count),
+                              b.signal_handles.data()};
+    return device_->fn().queue_submit(static_cast<VkQueue>(hw_->handle()), 1, &submit,
+                                      VK_NULL_HANDLE);
+  }
+
+  device* device_;
+  hardware_queue* hw_;
+  causal::axis axis_;
+  semaphore timeline_;
+  status setup_{};
+  status broken_{};
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer barrier_ = VK_NULL_HANDLE;
+  std::atomic<std::uint64_t> sent_{0};
+  std::atomic<bool> watched_{false};
+  backend_stats stats_{};
+  batch next_{};
+  std::size_t held_head_ = 0;
+  std::size_t held_count_ = 0;
+  std::array<batch, max_held> held_{};
+};
+
+//===-- queue -----------------------------------------------------------------===//
+
+/// A causal queue on a vk::Queue; see the file comment. Its submit has the
+/// signature and error contract of `basic_queue::submit`, plus: an
+/// operation with more than command_list::capacity buffers, or a semaphore
+/// of another device (`invalid_argument`); a signal semaphore with
+/// semaphore::max_issued values outstanding even after a poll
+/// (`resource_exhausted`); a lost device (`device_lost`). Nothing changes
+/// on these errors.
+class queue {
+ public:
+  using core_type = basic_queue<frontier, backend>;
+  using frontier_type = frontier;
+  using semaphore_type = semaphore;
+  using operation_type = command_list;
+  using wait_type = queue_wait<semaphore>;
+  using signal_type = queue_signal<semaphore>;
+
+  /// Binds a causal queue with axis `a` (never reused: from an
+  /// axis_allocator) to `hw`. Registers `a` with the device's completion
+  /// tracker, if any. Failures: see setup_status().
+  queue(device& dev, hardware_queue& hw, causal::axis a) noexcept
+      : device_(&dev), core_(a, dev, hw, a) {
+    setup_ = core_.backend().setup_status();
+    if (setup_ && dev.tracker() != nullptr) {
+      setup_ = dev.tracker()->register_axis(a);
+      if (setup_) {
+        core_.track_completion(*dev.tracker());
+        tracked_ = true;
+      }
+    }
+    member_.owner = this;
+    member_.poll = [](detail::device_member& m) noexcept { return self(m).poll(); };
+    member_.fail = [](detail::device_member& m, const error& e) noexcept { self(m).fail(e); };
+    member_.kick = [](detail::device_member& m) noexcept { self(m).kick(); };
+    member_.next_wait = [](detail::device_member& m, VkSemaphore& h, std::uint64_t& v) noexcept {
+      return self(m).next_wait(h, v);
+    };
+    hw.add_user();
+    dev.attach(member_);
+  }
+
+  queue(const queue&) = delete;
+  queue& operator=(const queue&) = delete;
+
+  /// Drops held batches (their signals fail with `cancelled`), waits for
+  /// everything sent and idles the vk::Queue (skipped once the device is
+  /// lost), unregisters, and retires the axis in the tracker. Destroy
+  /// semaphores a queue signals after the queue.
+  ~queue() {
+    {
+      holder h(*this);
+      core_.backend().drop_all(
+          error{errc::cancelled, "vulkan::queue destroyed while holding the submission"});
+      update_held();
+    }
+    (void)wait_idle();
+    if (!device_->lost()) {
+      // The epoch timeline reaching its last value does not mean the driver
+      // is done touching the batch's objects (lavapipe's queue thread may
+      // still be finishing the signal): idle the vk::Queue before the
+      // timeline and the barrier's command pool are destroyed.
+      hardware_queue& hw = core_.backend().hardware();
+      std::lock_guard lock(hw.submit_mutex());
+      (void)device_->fn().queue_wait_idle(static_cast<VkQueue>(hw.handle()));
+    }
+    (void)poll();
+    device_->detach(member_);
+    core_.backend().hardware().remove_user();
+    if (tracked_) (void)device_->tracker()->retire_axis(core_.axis());
+    std::lock_guard lock(mutex_);
+    if (has_held_) device_->held_changed(-1);
+  }
+
+  //===-- submission ----------------------------------------------------------===//
+
+  /// Submits `op` after `waits`, announcing `signals` (see basic_queue).
+  result<submission> submit(std::span<const wait_type> waits, std::span<const signal_type> signals,
+                            const command_list& op) noexcept {
+    if (!setup_) return setup_.error_value();
+    if (op.overflowed()) {
+      return error{errc::invalid_argument, "submit: more command buffers than command_list::capacity",
+                   command_list::capacity};
+    }
+    if (auto e = device_->lost(); e) return *e;
+    for (std::size_t i = 0; i < waits.size(); ++i) {
+      if (waits[i].semaphore != nullptr && &waits[i].semaphore->owner() != device_) {
+        return error{errc::invalid_argument, "submit: wait on a semaphore of another device", i};
+      }
+    }
+    for (std::size_t i = 0; i < signals.size(); ++i) {
+      semaphore* s = signals[i].semaphore;
+      if (s == nullptr) continue;
+      if (&s->owner() != device_) {
+        return error{errc::invalid_argument, "submit: signal of a semaphore of another device", i};
+      }
+      if (s->issue_full()) {
+        (void)s->poll();
+        if (s->issue_full()) {
+          return error{errc::resource_exhausted,
+                       "submit: the signal semaphore has max_issued values outstanding",
+                       semaphore::max_issued};
+        }
+      }
+    }
+    result<submission> r = submission{};
+    {
+      holder h(*this);
+      if (core_.backend().held_count() == backend::max_held) (void)core_.backend().resume();
+      if (core_.backend().held_count() == backend::max_held) {
+        return error{errc::resource_exhausted,
+                     "submit: backend::max_held batches held on the host", backend::max_held};
+      }
+      r = core_.submit(waits, signals, op);
+      update_held();
+      // A batch just held: retry once after publishing that we hold one,
+      // so a signal sent concurrently is not missed (its sender either
+      // sees our held count and kicks us, or sent before this look).
+      if (has_held_) (void)core_.backend().resume();
+      update_held();
+    }
+    after_unlock(r.ok() && !signals.empty());
+    return r;
+  }
+
+  result<submission> submit(std::initializer_list<wait_type> waits,
+                            std::initializer_list<signal_type> signals,
+                            const command_list& op) noexcept {
+    return submit(std::span<const wait_type>(waits.begin(), waits.size()),
+                  std::span<const signal_type>(signals.begin(), signals.size()), op);
+  }
+
+  /// Retries held batches now; returns how many left the host (sent, or
+  /// dropped because a semaphore they wait for failed).
+  result<std::size_t> pump() noexcept {
+    std::size_t n = 0;
+    {
+      holder h(*this);
+      const std::size_t before = core_.backend().held_count();
+      (void)core_.backend().resume();
+      n = before - core_.backend().held_count();
+      update_held();
+    }
+    after_unlock(n != 0);
+    return n;
+  }
+
+  /// Blocks until every submitted epoch has completed (ok), the device is
+  /// lost, or `deadline` passes (held batches must be released meanwhile).
+  status wait_idle(semaphore::clock::time_point deadline = semaphore::clock::time_point::max()) noexcept {
+    const std::uint64_t e = epoch();
+    if (e == 0) return status{};
+    return core_.backend().timeline().wait_until(e, deadline);
+  }
+
+  /// Forwards every retired epoch to `tracker.advance(axis(), epoch)`
+  /// instead of the device's tracker (a queue reports to one tracker). The
+  /// tracker must know the axis and outlive the queue.
+  void track_completion(completion_tracker& tracker) noexcept {
+    holder h(*this);
+    core_.track_completion(tracker);
+  }
+
+  /// Runs `f(core)` under the queue's lock (block pools, diagnostics).
+  template <class F>
+  decltype(auto) with_core(F&& f) {
+    holder h(*this);
+    return static_cast<F&&>(f)(core_);
+  }
+
+  //===-- observers -------------------------------------------------------------===//
+
+  [[nodiscard]] status setup_status() const noexcept { return setup_; }
+  [[nodiscard]] causal::axis axis() const noexcept { return core_.axis(); }
+  [[nodiscard]] device& owner() const noexcept { return *device_; }
+  /// The queue's epoch timeline: value e means epoch e completed. Wait on
+  /// it like any semaphore; never signal it.
+  [[nodiscard]] semaphore& timeline() noexcept { return core_.backend().timeline(); }
+  [[nodiscard]] std::uint64_t completed_epoch() const noexcept { return core_.completed_epoch(); }
+  [[nodiscard]] std::uint64_t epoch() const noexcept {
+    return observe([](const core_type& c) { return c.epoch(); });
+  }
+  [[nodiscard]] frontier knowledge() const noexcept {
+    return observe([](const core_type& c) { return c.knowledge(); });
+  }
+  [[nodiscard]] queue_stats stats() const noexcept {
+    return observe([](const core_type& c) { return c.stats(); });
+  }
+  [[nodiscard]] backend_stats driver_stats() const noexcept {
+    return observe([](const core_type& c) { return c.backend().stats(); });
+  }
+  /// Batches held on the host (waiting for their waits' signals to be sent).
+  [[nodiscard]] std::size_t held_count() const noexcept {
+    return observe([](const core_type& c) { return c.backend().held_count(); });
+  }
+
+  /// Reads the epoch timeline and retires what completed; true if it moved.
+  bool poll() noexcept {
+    const std::uint64_t before = core_.completed_epoch();
+    const std::uint64_t now = core_.backend().timeline().poll_sequential(core_.axis());
+    if (now <= before) return false;
+    core_.retire(now);
+    return true;
+  }
+
+ private:
+  static queue& self(detail::device_member& m) noexcept { return *static_cast<queue*>(m.owner); }
+
+  /// Reads the core under the lock, then serves a kick that arrived
+  /// meanwhile (the kicker only try-locks, so the holder must).
+  template <class F>
+  auto observe(F f) const noexcept -> decltype(f(std::declval<const core_type&>())) {
+    auto* self = const_cast<queue*>(this);
+    auto out = [&] {
+      holder h(*self);
+      return f(core_);
+    }();
+    self->after_unlock(false);
+    return out;
+  }
+
+  void fail(const error& e) noexcept {
+    (void)core_.backend().timeline().fail_host(e);
+    if (tracked_) (void)device_->tracker()->fail_axis(core_.axis(), e);
+  }
+
+  bool next_wait(VkSemaphore& h, std::uint64_t& v) noexcept {
+    semaphore& tl = core_.backend().timeline();
+    const std::uint64_t done = tl.value();
+    const bool busy = core_.backend().sent_epoch() > done && !tl.failed();
+    core_.backend().set_watched(busy);
+    if (!busy) return false;
+    h = tl.vk_handle();
+    v = done + 1;
+    return true;
+  }
+
+  /// Called with mutex_ held: keeps the device's count of queues that hold
+  /// submissions in step.
+  void update_held() noexcept {
+    const bool held = core_.backend().held_count() != 0;
+    if (held == has_held_) return;
+    has_held_ = held;
+    device_->held_changed(held ? 1 : -1);
+  }
+
+  /// mutex_ plus the id of the thread holding it, so that a kick reached
+  /// re-entrantly from inside this queue's own submit (device loss found
+  /// by the driver call) only leaves a request instead of re-locking.
+  class holder {
+   public:
+    explicit holder(queue& q) noexcept : q_(q) {
+      q_.mutex_.lock();
+      q_.owner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+    }
+    holder(queue& q, std::adopt_lock_t) noexcept : q_(q) {
+      q_.owner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+    }
+    holder(const holder&) = delete;
+    holder& operator=(const holder&) = delete;
+    ~holder() {
+      q_.owner_.store(std::thread::id{}, std::memory_order_relaxed);
+      q_.mutex_.unlock();
+    }
+
+   private:
+    queue& q_;
+  };
+
+  /// Retries held submissions from another thread; never blocks.
+  void kick() noexcept {
+    pump_requested_.store(true, std::memory_order_seq_cst);
+    // relaxed: only this thread's own store can make it equal (a stale
+    // value is some other thread's id or none).
+    if (owner_.load(std::memory_order_relaxed) == std::this_thread::get_id()) return;
+    if (!mutex_.try_lock()) return;  // the holder re-checks after unlocking
+    bool progressed;
+    {
+      holder h(*this, std::adopt_lock);
+      progressed = drain_locked();
+    }
+    after_unlock(progressed);
+  }
+
+  /// With mutex_ held: serves pump requests. True when something was
+  /// executed or dropped.
+  bool drain_locked() noexcept {
+    bool progressed = false;
+    while (pump_requested_.exchange(false, std::memory_order_seq_cst)) {
+      if (core_.backend().held_count() == 0) continue;
+      // A dropped batch has failed its signals.
+      progressed = core_.backend().resume() || progressed;
+    }
+    update_held();
+    return progressed;
+  }
+
+  /// After releasing mutex_: serve pump requests that arrived while we held
+  /// it, then wake other queues if this one submitted signals.
+  void after_unlock(bool submitted_signals) noexcept {
+    while (pump_requested_.load(std::memory_order_seq_cst)) {
+      if (!mutex_.try_lock()) break;  // its holder will see the request
+      holder h(*this, std::adopt_lock);
+      submitted_signals = drain_locked() || submitted_signals;
+    }
+    if (submitted_signals && device_->any_held()) device_->kick_all();
+  }
+
+  device* device_;
+  status setup_{};
+  bool tracked_ = false;
+  bool has_held_ = false;
+  mutable std::mutex mutex_;
+  std::atomic<std::thread::id> owner_{};
+  std::atomic<bool> pump_requested_{false};
+  detail::device_member member_{};
+  core_type core_;
+};
+
+}  // namespace vulkan
+
+CAUSAL_END_NAMESPACE

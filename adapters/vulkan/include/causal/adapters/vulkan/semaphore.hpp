@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// semaphore: a causal timeline semaphore paired with a Vulkan timeline
+// semaphore (VK_SEMAPHORE_TYPE_TIMELINE), so that device queues wait and
+// signal the Vulkan half while host code and wait elision read the host half.
+//
+// Model. The host half is a `causal::semaphore` (payload + frontier
+// history, DESIGN §4); the device half is a VkSemaphore. Values flow:
+//   device -> host  a queue that submits a signal of v announces it on the
+//                   host half (submit_signal, with the frontier it carries)
+//                   and notes v as *issued*; when the device counter passes
+//                   v, a poll (vulkan::device::poll or its waiter thread)
+//                   reaches v on the host half with that frontier. Counter
+//                   values nobody issued through a causal queue (a raw
+//                   vkSignalSemaphore, another API, another process sharing
+//                   the payload) are reached as *external*: tainted, so
+//                   waits on them are never elided.
+//   host -> device  signal(v, f) signals the VkSemaphore (vkSignalSemaphore)
+//                   and then reaches v on the host half.
+// A semaphore exported or imported as an fd (VK_KHR_external_semaphore_fd),
+// or marked with mark_external(), is *external*: others may advance it, so
+// the waiter thread polls it on a timer; values it did not issue are tainted.
+//
+// The host half is a private base: the members a queue, a block pool, a
+// multi-wait or a semaphore_link need are re-exported; signal and wait are
+// replaced by versions that keep both halves in step.
+//
+// Thread safety: every member may be called concurrently. Values issued by
+//                queues and reached by polls go through one internal mutex.
+// Memory order:  as <causal/semaphore.hpp>: reaching v on the host half
+//                releases; value(), try_wait() and waits acquire.
+// Blocking/allocation: never allocates after construction. signal() and
+//                poll() take the internal mutex and call the driver; wait*
+//                block in vkWaitSemaphores in slices of at most 2 ms.
+// Size:          the host semaphore (~3 KiB) plus ~250 bytes.
+// Configuration: semaphore_options (initial value, scope, external,
+//                exportable); the host half is causal::semaphore.
+// See also:      ../shared/DESIGN.md §4 and §10, <causal/semaphore.hpp>,
+//                <causal/adapters/vulkan/device.hpp>,
+//                <causal/adapters/vulkan/queue.hpp>.
+#pragma once
+
+#include <causal/adapters/vulkan/device.hpp>
+#include <causal/config.hpp>
+#include <causal/frontier.hpp>
+#include <causal/result.hpp>
+#include <causal/semaphore.hpp>
+
+#include <vulkan/vulkan.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+
+CAUSAL_BEGIN_NAMESPACE
+
+namespace vulkan {
+
+class backend;
+class queue;
+
+/// How a semaphore is created.
+struct semaphore_options {
+  std::uint64_t initial = 0;
+  semaphore_scope scope = semaphore_scope::device_local;
+  /// Values may be advanced outside this process's causal queues.
+  bool external = false;
+  /// Created exportable as an opaque fd (needs VK_KHR_external_semaphore_fd).
+  bool exportable = false;
+};
+
+/// A host causal semaphore paired with a Vulkan timeline semaphore; see the
+/// file comment.
+class semaphore : private causal::semaphore {
+  using base = causal::semaphore;
+
+ public:
+  using base::clock;
+  using base::frontier_type;
+  using base::imported_type;
+  using base::default_spin;
+  using base::history_depth;
+  using base::pending_capacity;
+
+  /// Values issued to the device and not yet reached on the host, at most.
+  static constexpr std::size_t max_issued = base::pending_capacity;
+
+  /// Creates both halves at `options.initial`. On failure the semaphore is
+  /// created failed (see failure()): a lost or unusable device, a driver
+  /// error, or `exportable` without fd support (`failed_precondition`).
+  explicit semaphore(device& dev, semaphore_options options = {}) noexcept
+      : base(options.initial, options.scope), device_(&dev), external_(options.external) {
+    create(options, /*attach=*/true);
+  }
+
+  /// Creates a semaphore at `initial` with the default options.
+  semaphore(device& dev, std::uint64_t initial) noexcept
+      : semaphore(dev, semaphore_options{initial}) {}
+
+  semaphore(const semaphore&) = delete;
+  semaphore& operator=(const semaphore&) = delete;
+
+  /// Destroys the VkSemaphore. Precondition: no pending device work uses
+  /// it (wait for the queues first) and no host thread waits on it.
+  ~semaphore() {
+    if (attached_) device_->detach(member_);
+    if (handle_ != VK_NULL_HANDLE) {
+      device_->fn().destroy_semaphore(device_->vk_device(), handle_, nullptr);
+    }
+  }
+
+  //===-- the host half (re-exported) ---------------------------------------===//
+
+  using base::add_timepoint;
+  using base::failed;
+  using base::failure;
+  using base::frontier_at;
+  using base::is_tainted;
+  using base::scope;
+  using base::state_of;
+  using base::submit_signal;
+  using base::taint_watermark;
+  using base::try_wait;
+  using base::value;
+
+  /// Fails the semaphore with `e` (sticky; first error wins): host waiters
+  /// and timepoints get `e`, and submissions held on the host that wait on
+  /// it are dropped with their signals failed (kick), so nothing waits
+  /// forever. (Device waits never need releasing: a queue only sends a
+  /// wait to the driver once its signal has been sent, see queue.hpp.)
+  /// Returns true when `e` is the error recorded.
+  bool fail(error e) noexcept {
+    const bool first = base::fail(e);
+    device_->kick_all();
+    return first;
+  }
+
+  //===-- observers -------------------------------------------------------===//
+
+  [[nodiscard]] vk::Semaphore handle() const noexcept { return vk::Semaphore(handle_); }
+  [[nodiscard]] VkSemaphore vk_handle() const noexcept { return handle_; }
+  [[nodiscard]] device& owner() const noexcept { return *device_; }
+  /// True when values may come from outside (exported, imported, marked).
+  [[nodiscard]] bool external() const noexcept {
+    return external_.load(std::memory_order_acquire);
+  }
+  /// Ok, or why creation failed.
+  [[nodiscard]] status setup_status() const noexcept { return setup_; }
+  /// Values issued by queues whose host half has not been reached yet.
+  [[nodiscard]] std::size_t issued_count() const noexcept {
+    return issued_size_.load(std::memory_order_relaxed);
+  }
+  /// The highest value whose signal has reached the driver (a queue's batch
+  /// was submitted, or the host signalled it). A queue sends a batch that
+  /// waits for v only once sent_value() >= v (see queue.hpp).
+  [[nodiscard]] std::uint64_t sent_value() const noexcept {
+    // seq_cst: the waiter's side of the Dekker pair with note_sent (see
+    // queue.hpp, "held batches").
+    return sent_.load(std::memory_order_seq_cst);
+  }
+
+  /// Reads the Vulkan counter directly (diagnostics; does not advance the
+  /// host half).
+  [[nodiscard]] result<std::uint64_t> device_value() const noexcept {
+    std::uint64_t v = 0;
+    const VkResult r = device_->fn().get_semaphore_counter_value(device_->vk_device(), handle_, &v);
+    if (r != VK_SUCCESS) return device_->check(r, "vkGetSemaphoreCounterValue failed").error_value();
+    return v;
+  }
+
+  //===-- host signal and wait ----------------------------------------------===//
+
+  /// Signals `v` from the host on both halves, carrying `f`: first the
+  /// VkSemaphore (so device waits see it), then the host half; then retries
+  /// held submissions. Errors (nothing changes): the failure, `v` not above
+  /// the value (`not_increasing`), `v` at or above a value a queue has
+  /// issued and the device not yet reached (`invalid_argument`: Vulkan
+  /// requires a timeline to increase in execution order).
+  status signal(std::uint64_t v, const frontier_type& f = frontier_type{}) noexcept {
+    status out;
+    {
+      std::lock_guard lock(mutex_);
+      if (auto e = failure(); e) return *e;
+      (void)poll_locked();
+      if (auto e = failure(); e) return *e;
+      if (v <= base::value()) {
+        return error{errc::not_increasing, "vulkan::semaphore::signal: value not above the payload", v};
+      }
+      if (issued_count_ != 0 && issued_[0] <= v) {
+        return error{errc::invalid_argument,
+                     "vulkan::semaphore::signal: a queue has issued a signal at or below this "
+                     "value that the device has not reached",
+                     issued_[0]};
+      }
+      const VkSemaphoreSignalInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, nullptr, handle_, v};
+      const VkResult r = device_->fn().signal_semaphore(device_->vk_device(), &info);
+      if (r != VK_SUCCESS) {
+        out = device_->check(r, "vulkan::semaphore::signal: vkSignalSemaphore failed");
+        if (r != VK_ERROR_DEVICE_LOST) base::fail(out.error_value());
+        return out;
+      }
+      out = base::signal(v, f);
+      note_sent(v);
+    }
+    device_->kick_all();
+    return out;
+  }
+
+  /// Blocks until the value is >= `v` (ok), the semaphore fails (its
+  /// failure, e.g. `device_lost`) or `deadline` passes (`errc::timeout`).
+  /// Works with or without the device's waiter thread: it waits on the
+  /// VkSemaphore in slices and polls the device after each.
+  status wait_until(std::uint64_t v, clock::time_point deadline) noexcept {
+    constexpr auto slice = std::chrono::milliseconds(2);
+    for (;;) {
+      if (auto e = failure(); e) return *e;
+      if (base::value() >= v) return status{};
+      if (auto e = device_->lost(); e) return *e;
+      const auto now = clock::now();
+      if (now >= deadline) return error{errc::timeout, "vulkan::semaphore wait timed out", v};
+      const auto left = deadline - now;
+      const auto step = left < slice ? left : clock::duration(slice);
+      const std::uint64_t ns = static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(step).count());
+      const VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, nullptr, 0, 1,
+                                     &handle_, &v};
+      const VkResult r = device_->fn().wait_semaphores(device_->vk_device(), &info, ns);
+      if (r != VK_SUCCESS && r != VK_TIMEOUT) {
+        status s = device_->check(r, "vulkan::semaphore wait: vkWaitSemaphores failed");
+        if (r != VK_ERROR_DEVICE_LOST) return s;
+        continue;
+      }
+      (void)device_->poll();
+    }
+  }
+
+  status wait(std::uint64_t v) noexcept { return wait_until(v, clock::time_point::max()); }
+
+  template <class Rep, class Period>
+  status wait_for(std::uint64_t v, std::chrono::duration<Rep, Period> timeout) noexcept {
+    const auto now = clock::now();
+    if (timeout <= timeout.zero()) return wait_until(v, now);
+    if (timeout > std::chrono::hours(24 * 365)) return wait_until(v, clock::time_point::max());
+    return wait_until(v, now + std::chrono::ceil<clock::duration>(timeout));
+  }
+
+  //===-- completion --------------------------------------------------------===//
+
+  /// Reads the device counter and reaches the host half up to it: issued
+  /// values in order with their frontiers, anything beyond as external.
+  /// Returns true when the host value moved.
+  bool poll() noexcept {
+    std::lock_guard lock(mutex_);
+    return poll_locked();
+  }
+
+  //===-- external semaphores -------------------------------------------------===//
+
+  /// Marks the semaphore external: values that no causal queue issued are
+  /// expected and tainted, and the waiter thread polls it on a timer.
+  void mark_external() noexcept {
+    external_.store(true, std::memory_order_release);
+    member_.polled_blindly.store(true, std::memory_order_relaxed);
+  }
+
+  /// Exports the payload as an opaque fd (the caller owns it) and marks the
+  /// semaphore external. Errors: fds unsupported or the semaphore not
+  /// created `exportable` (`failed_precondition`), a driver error.
+  [[nodiscard]] result<int> export_fd() noexcept {
+    if (!device_->has_external_semaphore_fd()) {
+      return error{errc::failed_precondition,
+                   "export_fd: VK_KHR_external_semaphore_fd is not enabled on this device"};
+    }
+    if (!exportable_) {
+      return error{errc::failed_precondition, "export_fd: semaphore not created exportable"};
+    }
+    const VkSemaphoreGetFdInfoKHR info{VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR, nullptr, handle_,
+                                       VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+    int fd = -1;
+    const VkResult r = device_->fn().get_semaphore_fd(device_->vk_device(), &info, &fd);
+    if (r != VK_SUCCESS) return device_->check(r, "export_fd: vkGetSemaphoreFdKHR failed").error_value();
+    mark_external();
+    return fd;
+  }
+
+  /// Replaces the payload with the one behind `fd` (an opaque fd exported
+  /// by another semaphore; on success Vulkan owns `fd`) and marks the
+  /// semaphore external. The host half then follows the imported counter:
+  /// the next poll reaches its current value as external. Errors: fds
+  /// unsupported (`failed_precondition`), a negative fd
+  /// (`invalid_argument`), a driver error (the fd stays the caller's).
+  status import_fd(int fd) noexcept {
+    if (!device_->has_external_semaphore_fd()) {
+      return error{errc::failed_precondition,
+                   "import_fd: VK_KHR_external_semaphore_fd is not enabled on this device"};
+    }
+    if (fd < 0) return error{errc::invalid_argument, "import_fd: negative fd"};
+    const VkImportSemaphoreFdInfoKHR info{VK_STRUCTURE_TYPE_IMPORT_SEMAPHORE_FD_INFO_KHR, nullptr,
+                                          handle_, 0,
+                                          VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT, fd};
+    std::lock_guard lock(mutex_);
+    const VkResult r = device_->fn().import_semaphore_fd(device_->vk_device(), &info);
+    if (r != VK_SUCCESS) return device_->check(r, "import_fd: vkImportSemaphoreFdKHR failed");
+    mark_external();
+    return status{};
+  }
+
+ private:
+  friend class backend;
+  friend class queue;
+
+  struct internal_tag {};
+
+  /// A queue's epoch timeline: not registered with the device (the queue
+  /// polls it), reached straight to the counter value.
+  semaphore(device& dev, internal_tag) noexcept
+      : base(0, semaphore_scope::device_local), device_(&dev) {
+    create(semaphore_options{}, /*attach=*/false);
+  }
+
+  void create(const semaphore_options& options, bool attach) noexcept {
+    exportable_ = options.exportable;
+    sent_.store(options.initial, std::memory_order_relaxed);
+    if (auto e = device_->lost(); e) return set_failed(*e);
+    if (!device_->setup_status()) return set_failed(device_->setup_status().error_value());
+    if (options.exportable && !device_->has_external_semaphore_fd()) {
+      return set_failed(error{errc::failed_precondition,
+                              "vulkan::semaphore: exportable needs VK_KHR_external_semaphore_fd"});
+    }
+    VkExportSemaphoreCreateInfo export_info{VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO, nullptr,
+                                            VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+    VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                   options.exportable ? &export_info : nullptr,
+                                   VK_SEMAPHORE_TYPE_TIMELINE, options.initial};
+    VkSemaphoreCreateInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type, 0};
+    const VkResult r = device_->fn().create_semaphore(device_->vk_device(), &info, nullptr, &handle_);
+    if (r != VK_SUCCESS) {
+      handle_ = VK_NULL_HANDLE;
+      return set_failed(device_->check(r, "vulkan::semaphore: vkCreateSemaphore failed").error_value());
+    }
+    member_.owner = this;
+    member_.poll = [](detail::device_member& m) noexcept { return from_member(m).poll(); };
+    member_.fail = [](detail::device_member& m, const error& e) noexcept {
+      (void)from_member(m).base::fail(e);
+    };
+    member_.next_wait = [](detail::device_member& m, VkSemaphore& h, std::uint64_t& v) noexcept {
+      return from_member(m).next_wait(h, v);
+    };
+    member_.polled_blindly.store(options.external, std::memory_order_relaxed);
+    if (attach) {
+      device_->attach(member_);
+      attached_ = true;
+    }
+  }
+
+  /// Fails the host half only (no kick): for callers that may hold a
+  /// queue's lock.
+  bool fail_host(const error& e) noexcept { return base::fail(e); }
+
+  void set_failed(const error& e) noexcept {
+    setup_ = e;
+    (void)base::fail(e);
+  }
+
+  static semaphore& from_member(detail::device_member& m) noexcept {
+    return *static_cast<semaphore*>(m.owner);
+  }
+
+  bool next_wait(VkSemaphore& h, std::uint64_t& v) noexcept {
+    std::lock_guard lock(mutex_);
+    if (issued_count_ == 0 || failed()) return false;
+    h = handle_;
+    v = issued_[0];
+    return true;
+  }
+
+  /// Records that a queue issued a device signal of `v` (already announced
+  /// with submit_signal). Called before the submit reaches the driver, so a
+  /// poll never mistakes v for an external value.
+  status note_issued(std::uint64_t v) noexcept {
+    std::lock_guard lock(mutex_);
+    if (issued_count_ == max_issued) {
+      return error{errc::resource_exhausted,
+                   "vulkan::semaphore: max_issued device signals outstanding; poll the device",
+                   max_issued};
+    }
+    std::size_t at = issued_count_;
+    while (at > 0 && issued_[at - 1] > v) {
+      issued_[at] = issued_[at - 1];
+      --at;
+    }
+    issued_[at] = v;
+    ++issued_count_;
+    issued_size_.store(issued_count_, std::memory_order_relaxed);
+    return status{};
+  }
+
+  /// Records that a signal of `v` has been submitted to the driver.
+  void note_sent(std::uint64_t v) noexcept {
+    std::uint64_t seen = sent_.load(std::memory_order_relaxed);
+    // seq_cst: the signaller's side of the Dekker pair (sent_value()).
+    while (seen < v && !sent_.compare_exchange_weak(seen, v, std::memory_order_seq_cst,
+                                                    std::memory_order_relaxed)) {
+    }
+  }
+
+  /// True when no more signals can be issued until the device catches up.
+  [[nodiscard]] bool issue_full() const noexcept {
+    // relaxed: a hint; note_issued re-checks under the lock.
+    return issued_size_.load(std::memory_order_relaxed) == max_issued;
+  }
+
+  /// Epoch timelines of queue `a`: reach the counter value directly (every
+  /// value is ours, and only the newest matters), carrying (a, c). Returns
+  /// the new value.
+  std::uint64_t poll_sequential(causal::axis a) noexcept {
+    std::lock_guard lock(mutex_);
+    std::uint64_t c = 0;
+    const VkResult r = device_->fn().get_semaphore_counter_value(device_->vk_device(), handle_, &c);
+    if (r != VK_SUCCESS) {
+      (void)device_->check(r, "poll: vkGetSemaphoreCounterValue failed");
+      return base::value();
+    }
+    if (c > base::value() && !failed()) {
+      frontier_type f;
+      (void)f.insert_or_raise(a, c);
+      (void)base::signal(c, f, frontier_entry{a, c});
+    }
+    return base::value();
+  }
+
+  bool poll_locked() noexcept {
+    if (failed() || handle_ == VK_NULL_HANDLE) return false;
+    std::uint64_t c = 0;
+    const VkResult r = device_->fn().get_semaphore_counter_value(device_->vk_device(), handle_, &c);
+    if (r != VK_SUCCESS) {
+      status s = device_->check(r, "poll: vkGetSemaphoreCounterValue failed");
+      if (r != VK_ERROR_DEVICE_LOST) (void)base::fail(s.error_value());
+      return false;
+    }
+    const std::uint64_t before = base::value();
+    if (c <= before) return false;
+    std::size_t done = 0;
+    while (done < issued_count_ && issued_[done] <= c) {
+      const std::uint64_t v = issued_[done++];
+      // device_signal: a value that does not increase means the device
+      // broke the promised order; that fails the semaphore (DESIGN §4).
+      if (v > base::value()) (void)base::device_signal(v);
+    }
+    std::copy(issued_.begin() + static_cast<std::ptrdiff_t>(done),
+              issued_.begin() + static_cast<std::ptrdiff_t>(issued_count_), issued_.begin());
+    issued_count_ -= done;
+    issued_size_.store(issued_count_, std::memory_order_relaxed);
+    // Anything beyond what we issued came from outside: tainted.
+    if (c > base::value() && !failed()) (void)base::signal_external(c);
+    return base::value() != before;
+  }
+
+  device* device_;
+  VkSemaphore handle_ = VK_NULL_HANDLE;
+  std::atomic<bool> external_{false};
+  std::atomic<std::uint64_t> sent_{0};
+  bool exportable_ = false;
+  bool attached_ = false;
+  status setup_{};
+  detail::device_member member_{};
+  mutable std::mutex mutex_;
+  std::size_t issued_count_ = 0;
+  std::atomic<std::size_t> issued_size_{0};  // issued_count_, readable without the lock
+  std::array<std::uint64_t, max_issued> issued_{};
+};
+
+}  // namespace vulkan
+
+CAUSAL_END_NAMESPACE

@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// vulkan_adapter: what only the Vulkan adapter does — the leading barrier
+// judged by synchronization validation (with a raw-Vulkan negative
+// control proving the layer catches the same hazard without it), host
+// completion by the waiter thread, device loss, buffers from the
+// death-frontier pool, external semaphores, and bad input.
+
+#include <causal/adapters/vulkan/buffer_pool.hpp>
+#include <causal/adapters/vulkan/device.hpp>
+#include <causal/adapters/vulkan/queue.hpp>
+#include <causal/adapters/vulkan/semaphore.hpp>
+#include <causal/completion.hpp>
+
+#include "vk_fixture.hpp"
+
+#include "catch.hpp"
+#include "string_makers.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using causal_vk_test::vk_submit2_polled;
+using causal_vk_test::vk_submit2_waiter;
+using clock_type = std::chrono::steady_clock;
+
+/// A command buffer that fills `size` bytes of `buffer` at `offset` with
+/// `value` and makes the write visible to the host.
+vk::CommandBuffer fill(causal_vk_test::command_pool& pool, vk::Buffer buffer, vk::DeviceSize offset,
+                       vk::DeviceSize size, std::uint32_t value, bool host_barrier = true) {
+  vk::CommandBuffer cb = pool.begin();
+  cb.fillBuffer(buffer, offset, size, value);
+  if (host_barrier) {
+    const vk::MemoryBarrier mb(vk::AccessFlagBits::eTransferWrite, vk::AccessFlagBits::eHostRead);
+    cb.pipelineBarrier(vk::PipelineStageFlagBits::eTransfer, vk::PipelineStageFlagBits::eHost, {}, mb,
+                       {}, {});
+  }
+  cb.end();
+  return cb;
+}
+
+/// Submits `cb` straight to the vk::Queue, bypassing the adapter.
+void raw_submit(causal::vulkan::hardware_queue& hw, vk::CommandBuffer cb) {
+  std::lock_guard lock(hw.submit_mutex());
+  hw.handle().submit(vk::SubmitInfo({}, {}, cb));
+}
+
+}  // namespace
+
+TEST_CASE("vulkan: synchronization validation catches a missing barrier between submissions (control)",
+          "[vulkan][validation]") {
+  vk_submit2_polled f;
+  if (!f.env().validation) {
+    WARN("validation layer off: the negative control cannot run");
+    return;
+  }
+  REQUIRE(causal_vk_test::take_validation_errors() == 0);
+  causal_vk_test::host_buffer buf(f.env(), 4096, vk::BufferUsageFlagBits::eTransferDst);
+  // Two raw submissions write the same bytes with nothing ordering them:
+  // exactly what the adapter's leading barrier exists to prevent.
+  raw_submit(f.hardware(), fill(f.commands(), buf.buffer(), 0, 4096, 1, false));
+  raw_submit(f.hardware(), fill(f.commands(), buf.buffer(), 0, 4096, 2, false));
+  f.hardware().handle().waitIdle();
+  const int seen = causal_vk_test::take_validation_errors();
+  INFO("validation errors reported for the unordered pair: " << seen);
+  CHECK(seen > 0);
+}
+
+TEST_CASE("vulkan: the leading barrier orders every submission after the queue's earlier ones",
+          "[vulkan][barrier][validation]") {
+  vk_submit2_polled f;
+  REQUIRE(causal_vk_test::take_validation_errors() == 0);
+  causal_vk_test::host_buffer buf(f.env(), 4096, vk::BufferUsageFlagBits::eTransferDst);
+  causal_vk_test::host_buffer other(f.env(), 4096, vk::BufferUsageFlagBits::eTransferDst);
+  auto& q1 = f.make_queue();
+  auto& q2 = f.make_queue();
+  auto& s = f.make_semaphore();
+  auto& done = f.make_semaphore();
+  // The same write-after-write as the control, through one causal queue.
+  REQUIRE(q1.submit({}, {}, {fill(f.commands(), buf.buffer(), 0, 4096, 1, false)}));
+  REQUIRE(q1.submit({}, {{&s, 1}}, {fill(f.commands(), buf.buffer(), 0, 4096, 2, false)}));
+  // q2: a device wait, then an elided one (same queue's knowledge covers
+  // it) in front of a two-buffer operation whose *second* buffer writes.
+  REQUIRE(q2.submit({{&s, 1}}, {}, {fill(f.commands(), buf.buffer(), 0, 4096, 3, false)}));
+  REQUIRE(q2.submit({{&s, 1}}, {{&done, 1}},
+                    {fill(f.commands(), other.buffer(), 0, 4096, 9, false),
+                     fill(f.commands(), buf.buffer(), 0, 4096, 4)}));
+  CHECK(q2.stats().device_waits == 1);
+  CHECK(q2.stats().elided_dominated == 1);
+  // Only the core's device waits reach the driver.
+  CHECK(q2.driver_stats().vk_waits == 1);
+  CHECK(q2.driver_stats().batches == 2);
+  REQUIRE(done.wait_for(1, std::chrono::seconds(20)));
+  REQUIRE(f.finish());
+  CHECK(buf.as<std::uint32_t>()[0] == 4);
+  CHECK(buf.as<std::uint32_t>()[1023] == 4);
+  CHECK(causal_vk_test::take_validation_errors() == 0);
+}
+
+TEST_CASE("vulkan: the waiter thread advances host semaphores and the tracker without polls",
+          "[vulkan][completion]") {
+  causal::completion_tracker tracker;
+  causal_vk_test::vulkan_fixture<causal::vulkan::submit_path::automatic, true> f(&tracker);
+  REQUIRE(f.device().waiter_running());
+  auto& q = f.make_queue();
+  auto& s = f.make_semaphore();
+  auto& t = f.make_semaphore();
+  std::atomic<int> fired{0};
+  causal::frontier need;
+  (void)need.insert_or_raise(q.axis(), 3);
+  causal::completion_waiter w(need, [](causal::completion_waiter& self, causal::status st) {
+    if (st) static_cast<std::atomic<int>*>(self.user_data())->fetch_add(1);
+  }, &fired);
+  tracker.add_waiter(w);
+  REQUIRE(q.submit({}, {{&s, 1}}, f.op(1)));
+  REQUIRE(q.submit({}, {{&t, 1}}, f.op(2)));
+  REQUIRE(q.submit({}, {{&s, 2}}, f.op(3)));
+  // causal::wait_all parks on the host halves' timepoints: only the
+  // waiter thread's polls can fire them.
+  const causal::wait_point<causal::vulkan::semaphore> points[] = {{&s, 2}, {&t, 1}};
+  REQUIRE(causal::wait_all(std::span<const causal::wait_point<causal::vulkan::semaphore>>(points),
+                           clock_type::now() + std::chrono::seconds(20)));
+  const auto deadline = clock_type::now() + std::chrono::seconds(20);
+  while (fired.load() == 0 && clock_type::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(fired.load() == 1);
+  CHECK(tracker.retired_epoch(q.axis()) == 3);
+  CHECK(q.completed_epoch() == 3);
+  const auto at = s.frontier_at(2);
+  REQUIRE(at);
+  CHECK(at->frontier.epoch_of(q.axis()) == 3);
+  REQUIRE(f.finish());
+  CHECK(f.log() == std::vector<int>{1, 2, 3});
+}
+
+TEST_CASE("vulkan: device loss fails every semaphore, queue, held batch and waiter clearly",
+          "[vulkan][failure]") {
+  causal::completion_tracker tracker;
+  causal_vk_test::vulkan_fixture<causal::vulkan::submit_path::automatic, false> f(&tracker);
+  auto& q1 = f.make_queue();
+  auto& q2 = f.make_queue();
+  auto& s = f.make_semaphore();
+  auto& t = f.make_semaphore();
+  auto& u = f.make_semaphore();
+  // q2 holds a batch waiting for s = 1, which nobody has sent.
+  REQUIRE(q2.submit({{&s, 1}}, {{&t, 1}}, f.op(1)));
+  CHECK(q2.held_count() == 1);
+  // A host thread waits on u; a tracker waiter needs q1's first epoch.
+  std::atomic<int> host_outcome{-1};
+  std::thread waiter([&] { host_outcome = static_cast<int>(u.wait(1).code()); });
+  std::atomic<int> tracker_outcome{-1};
+  causal::frontier need;
+  (void)need.insert_or_raise(q1.axis(), 1);
+  causal::completion_waiter w(need, [](causal::completion_waiter& self, causal::status st) {
+    static_cast<std::atomic<int>*>(self.user_data())->store(static_cast<int>(st.code()));
+  }, &tracker_outcome);
+  tracker.add_waiter(w);
+
+  // The driver reports the device lost on the next submit.
+  auto& fn = f.device().fn();
+  fn.queue_submit2 = [](VkQueue, std::uint32_t, const VkSubmitInfo2*, VkFence) { return VK_ERROR_DEVICE_LOST; };
+  fn.queue_submit = [](VkQueue, std::uint32_t, const VkSubmitInfo*, VkFence) { return VK_ERROR_DEVICE_LOST; };
+  auto r = q1.submit({}, {{&s, 1}}, f.op(2));
+  REQUIRE_FALSE(r);
+  CHECK(r.error_value().code() == causal::errc::device_lost);
+
+  REQUIRE(f.device().lost());
+  for (auto* sem : {&s, &t, &u}) {
+    REQUIRE(sem->failure());
+    CHECK(sem->failure()->code() == causal::errc::device_lost);
+  }
+  waiter.join();
+  CHECK(host_outcome.load() == static_cast<int>(causal::errc::device_lost));
+  CHECK(tracker_outcome.load() == static_cast<int>(causal::errc::device_lost));
+  CHECK(tracker.axis_status(q1.axis()).code() == causal::errc::device_lost);
+  CHECK(q2.held_count() == 0);  // dropped, its signal failed
+  // Everything later fails at once, with the same clear error.
+  auto again = q2.submit({}, {}, f.op(3));
+  REQUIRE_FALSE(again);
+  CHECK(again.error_value().code() == causal::errc::device_lost);
+  causal::vulkan::semaphore late(f.device());
+  CHECK(late.setup_status().code() == causal::errc::device_lost);
+  CHECK(f.device().poll().code() == causal::errc::device_lost);
+  CHECK(f.log().empty());
+}
+
+TEST_CASE("vulkan: buffers from the pool are reused by knowledge, after a fence, and by completion",
+          "[vulkan][pool]") {
+  vk_submit2_polled f;  // no waiter thread: nothing retires behind our back
+  auto& q1 = f.make_queue();
+  auto& q2 = f.make_queue();
+  constexpr vk::DeviceSize size = 1024;
+  // One block's worth of memory: every allocation after the first reuses it.
+  causal::vulkan::buffer_pool pool(f.device(), size,
+                                   vk::BufferUsageFlagBits::eTransferDst | vk::BufferUsageFlagBits::eStorageBuffer);
+  REQUIRE(pool.setup_status());
+  REQUIRE(pool.add_queue(q1));
+  REQUIRE(pool.add_queue(q2));
+
+  auto b1 = pool.allocate(q1, size);
+  REQUIRE(b1);
+  CHECK(b1->block.path == causal::pool_path::fresh);
+  REQUIRE(q1.submit({}, {}, {fill(f.commands(), b1->handle, b1->offset, b1->size, 0x11)}));
+  REQUIRE(pool.deallocate(q1, *b1));
+
+  // Same queue: its own FIFO proves the death frontier.
+  auto b2 = pool.allocate(q1, size);
+  REQUIRE(b2);
+  CHECK(b2->block.path == causal::pool_path::knowledge);
+  CHECK(b2->offset == b1->offset);
+  REQUIRE(q1.submit({}, {}, {fill(f.commands(), b2->handle, b2->offset, b2->size, 0x22)}));
+  REQUIRE(pool.deallocate(q1, *b2));
+  REQUIRE_FALSE(pool.deallocate(q1, *b2));  // double free: rejected
+
+  // Another queue, nothing polled: one device wait on q1's timeline goes
+  // into q2's next batch.
+  auto b3 = pool.allocate(q2, size);
+  REQUIRE(b3);
+  CHECK(b3->block.path == causal::pool_path::fenced);
+  CHECK(pool.stats().waits_issued == 1);
+  REQUIRE(q2.submit({}, {}, {fill(f.commands(), b3->handle, b3->offset, b3->size, 0x33)}));
+  CHECK(q2.driver_stats().vk_waits == 1);
+  CHECK(q2.knowledge().epoch_of(q1.axis()) == 2);
+  REQUIRE(f.finish());
+  CHECK(static_cast<const std::uint32_t*>(b3->mapped)[0] == 0x33);
+  CHECK(static_cast<const std::uint32_t*>(b3->mapped)[size / 4 - 1] == 0x33);
+  REQUIRE(pool.deallocate(q2, *b3));
+
+  // Back on q1 once q2's work has retired (finish() polled): free reuse by
+  // completion, without importing q2's frontier.
+  auto b4 = pool.allocate(q1, size);
+  REQUIRE(b4);
+  CHECK(b4->block.path == causal::pool_path::completion);
+  CHECK(q1.knowledge().epoch_of(q2.axis()) == 0);
+  // Nothing fits now: a clear error, nothing changes.
+  auto none = pool.allocate(q2, size);
+  REQUIRE_FALSE(none);
+  CHECK(none.error_value().code() == causal::errc::resource_exhausted);
+  auto huge = pool.allocate(q2, 2 * size);
+  REQUIRE_FALSE(huge);
+  CHECK(huge.error_value().code() == causal::errc::capacity_exceeded);
+  REQUIRE(pool.deallocate(q1, *b4));
+  REQUIRE(f.finish());
+  REQUIRE(pool.remove_queue(q1));
+  REQUIRE(pool.remove_queue(q2));
+}
+
+TEST_CASE("vulkan: external semaphores are tainted; fd export and import need the extension",
+          "[vulkan][external]") {
+  vk_submit2_polled f;
+  auto& q = f.make_queue();
+  auto& s = f.make_semaphore();
+  s.mark_external();
+  CHECK(s.external());
+  f.external_signal(s, 7);
+  CHECK(s.value() == 7);
+  CHECK(s.is_tainted(7));
+  REQUIRE(q.submit({{&s, 7}}, {}, f.op(1)));
+  CHECK(q.stats().device_waits == 1);  // never elided
+  REQUIRE(f.finish());
+
+  if (!f.device().has_external_semaphore_fd()) {
+    causal::vulkan::semaphore_options opts;
+    opts.exportable = true;
+    causal::vulkan::semaphore exportable(f.device(), opts);
+    CHECK(exportable.setup_status().code() == causal::errc::failed_precondition);
+    auto fd = s.export_fd();
+    REQUIRE_FALSE(fd);
+    CHECK(fd.error_value().code() == causal::errc::failed_precondition);
+    CHECK(s.import_fd(0).code() == causal::errc::failed_precondition);
+    return;
+  }
+  causal::vulkan::semaphore_options opts;
+  opts.exportable = true;
+  causal::vulkan::semaphore a(f.device(), opts);
+  REQUIRE(a.setup_status());
+  auto fd = a.export_fd();
+  REQUIRE(fd);
+  CHECK(a.external());
+  causal::vulkan::semaphore b(f.device());
+  CHECK(b.import_fd(-1).code() == causal::errc::invalid_argument);
+  REQUIRE(b.import_fd(*fd));
+  CHECK(b.external());
+  REQUIRE(a.signal(4));
+  REQUIRE(b.wait_for(4, std::chrono::seconds(10)));
+  CHECK(b.is_tainted(4));
+}
+
+TEST_CASE("vulkan: bad input is rejected with a clear error and changes nothing", "[vulkan][errors]") {
+  vk_submit2_polled f;
+  auto& q = f.make_queue();
+  auto& gate = f.make_semaphore();
+  auto& s = f.make_semaphore();
+  CHECK(f.hardware().users() == 1);
+
+  causal::vulkan::command_list too_many;
+  for (std::size_t i = 0; i <= causal::vulkan::command_list::capacity; ++i) {
+    (void)too_many.push(f.commands().begin());
+  }
+  CHECK(too_many.overflowed());
+  auto r = q.submit({}, {}, too_many);
+  REQUIRE_FALSE(r);
+  CHECK(r.error_value().code() == causal::errc::invalid_argument);
+  CHECK(q.epoch() == 0);
+
+  // A semaphore of another device wrapper cannot be waited on here.
+  vk_submit2_polled other;
+  auto& foreign = other.make_semaphore();
+  auto w = q.submit({{&foreign, 1}}, {}, f.op(1));
+  REQUIRE_FALSE(w);
+  CHECK(w.error_value().code() == causal::errc::invalid_argument);
+  CHECK(q.epoch() == 0);
+
+  // A held batch will signal s = 5: the host may signal below, not at or above.
+  REQUIRE(q.submit({{&gate, 1}}, {{&s, 5}}, f.op(2)));
+  CHECK(s.signal(5).code() == causal::errc::invalid_argument);
+  CHECK(s.signal(6).code() == causal::errc::invalid_argument);
+  REQUIRE(s.signal(3));
+  CHECK(s.signal(3).code() == causal::errc::not_increasing);
+  REQUIRE(gate.signal(1));
+  REQUIRE(s.wait_for(5, std::chrono::seconds(20)));
+  REQUIRE(f.finish());
+  CHECK(f.log() == std::vector<int>{2});
+  auto& q2 = f.make_queue();
+  CHECK(f.hardware().users() == 2);
+  (void)q2;
+}
