@@ -1,0 +1,684 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// check_vs_validation: the hazard checker (<causal/check/checker.hpp>)
+// against the Khronos synchronization validation layer, the last proof
+// item of issue 10. Each scenario is one small list of steps (compute
+// dispatches, buffer copies, pipeline barriers, command-buffer
+// boundaries) that is turned two ways: into causal::check's command model,
+// which the checker judges, and into real commands recorded on a VkQueue
+// (Mesa lavapipe here) under VK_LAYER_KHRONOS_validation with
+// synchronization validation, whose SYNC-HAZARD-* messages a debug
+// messenger collects. The test asserts, per scenario, that the checker
+// reports a hazard exactly when the layer does, that both match the
+// planted verdict, and that the kinds agree (checker kind -> the layer's
+// READ-AFTER-WRITE / WRITE-AFTER-READ / WRITE-AFTER-WRITE; the checker's
+// dirty-invalidate, write/invalidate and event kinds have no counterpart
+// and count only towards the verdict). Any other validation error fails
+// the test: it would mean the Vulkan half is wrong.
+//
+// Planted hazards are mostly write-then-read and read-then-write. This
+// layer version (1.3.239) does report write-after-write between a copy and
+// a dispatch or between two copies, but not between two dispatches that
+// write one storage buffer (with no barrier, or with an execution-only
+// one), which the checker does report; that scenario is marked
+// `layer_blind` and only the checker's verdict is asserted for it.
+//
+// The stage and access bits of the command model are Vulkan 1.0's, so the
+// masks of a step go to both sides unchanged (static_asserts below).
+//
+// Skips (exit 77) with the reason when there is no Vulkan loader, driver or
+// device, or no validation layer. Sets XDG_RUNTIME_DIR when unset (lavapipe
+// wants it) and VK_LAYER_ENABLES so the layer also checks hazards between
+// submissions (VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT
+// cannot be enabled through VkValidationFeaturesEXT in this layer version).
+//
+// Thread safety: single-threaded; the messenger's log is mutex-guarded
+//                since drivers may call back from their own threads.
+// See also:      test/vulkan_check/meson.build, copy_words.comp,
+//                test/unit/check_checker_test.cpp.
+
+#define CATCH_CONFIG_RUNNER
+#include "catch.hpp"
+#include "skip.hpp"
+
+#include <causal/check/checker.hpp>
+#include <causal/check/command_model.hpp>
+#include <causal/check/stream_text.hpp>
+
+#include <vulkan/vulkan.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace {
+
+namespace ck = causal::check;
+
+// The command model passes Vulkan's bit values through.
+static_assert(ck::bit(ck::stage::top_of_pipe) == VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT);
+static_assert(ck::bit(ck::stage::compute_shader) == VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+static_assert(ck::bit(ck::stage::transfer) == VK_PIPELINE_STAGE_TRANSFER_BIT);
+static_assert(ck::bit(ck::stage::bottom_of_pipe) == VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT);
+static_assert(ck::all_commands_bit == VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+static_assert(ck::bit(ck::access_type::shader_read) == VK_ACCESS_SHADER_READ_BIT);
+static_assert(ck::bit(ck::access_type::shader_write) == VK_ACCESS_SHADER_WRITE_BIT);
+static_assert(ck::bit(ck::access_type::transfer_read) == VK_ACCESS_TRANSFER_READ_BIT);
+static_assert(ck::bit(ck::access_type::transfer_write) == VK_ACCESS_TRANSFER_WRITE_BIT);
+
+//===-- scenarios -----------------------------------------------------------===//
+
+constexpr std::uint32_t buffer_count = 4;   // A, B, C, D
+constexpr std::uint32_t buffer_bytes = 512;
+constexpr std::uint32_t half = buffer_bytes / 2;
+constexpr const char* buffer_names[buffer_count] = {"A", "B", "C", "D"};
+enum : std::uint32_t { A, B, C, D };
+
+/// Bytes [offset, offset+size) of buffer `buffer`.
+struct span {
+  std::uint32_t buffer = 0;
+  std::uint32_t offset = 0;
+  std::uint32_t size = buffer_bytes;
+};
+
+struct buffer_barrier {
+  ck::access_mask src_access = 0;
+  ck::access_mask dst_access = 0;
+  span where;
+};
+
+enum class op { dispatch, copy, barrier, next_command_buffer };
+
+/// One step. dispatch: copy_words reads `in`, writes `out` (COMPUTE_SHADER).
+/// copy: vkCmdCopyBuffer `in` -> `out` (TRANSFER). barrier: a pipeline
+/// barrier, with a global memory barrier when `global` and any buffer
+/// barriers. next_command_buffer: end this command buffer and submit the
+/// rest in the next one (the model's `submit`).
+struct step {
+  op kind = op::dispatch;
+  span in{};
+  span out{};
+  ck::stage_mask src_stages = 0;
+  ck::stage_mask dst_stages = 0;
+  bool global = false;
+  ck::access_mask global_src = 0;
+  ck::access_mask global_dst = 0;
+  std::vector<buffer_barrier> buffers{};
+};
+
+step dispatch(span in, span out) { return {.kind = op::dispatch, .in = in, .out = out}; }
+step copy(span in, span out) { return {.kind = op::copy, .in = in, .out = out}; }
+step barrier(ck::stage_mask src, ck::stage_mask dst) {
+  return {.kind = op::barrier, .src_stages = src, .dst_stages = dst};
+}
+step with_global(step s, ck::access_mask src, ck::access_mask dst) {
+  s.global = true;
+  s.global_src = src;
+  s.global_dst = dst;
+  return s;
+}
+step with_buffer(step s, ck::access_mask src, ck::access_mask dst, span where) {
+  s.buffers.push_back({src, dst, where});
+  return s;
+}
+step next_command_buffer() { return {.kind = op::next_command_buffer}; }
+
+constexpr ck::stage_mask compute = ck::bit(ck::stage::compute_shader);
+constexpr ck::stage_mask transfer = ck::bit(ck::stage::transfer);
+constexpr ck::access_mask shader_read = ck::bit(ck::access_type::shader_read);
+constexpr ck::access_mask shader_write = ck::bit(ck::access_type::shader_write);
+constexpr ck::access_mask transfer_read = ck::bit(ck::access_type::transfer_read);
+constexpr ck::access_mask transfer_write = ck::bit(ck::access_type::transfer_write);
+
+struct scenario {
+  const char* name;
+  std::vector<step> steps;
+  bool hazard;               ///< the planted verdict
+  bool layer_blind = false;  ///< a hazard this layer version does not report
+};
+
+std::vector<scenario> scenarios() {
+  const span a{A}, b{B}, c{C}, d{D};
+  return {
+      {"dispatch writes B, dispatch reads B, no barrier",
+       {dispatch(a, b), dispatch(b, c)}, true},
+      {"dispatch writes B, COMPUTE->COMPUTE barrier SHADER_WRITE->SHADER_READ on B, dispatch reads B",
+       {dispatch(a, b), with_buffer(barrier(compute, compute), shader_write, shader_read, b), dispatch(b, c)},
+       false},
+      {"copy writes B, execution-only TRANSFER->COMPUTE barrier, dispatch reads B",
+       {copy(a, b), barrier(transfer, compute), dispatch(b, c)}, true},
+      {"copy writes B, TRANSFER->COMPUTE barrier TRANSFER_WRITE->SHADER_READ (global), dispatch reads B",
+       {copy(a, b), with_global(barrier(transfer, compute), transfer_write, shader_read), dispatch(b, c)}, false},
+      {"copy writes B, TRANSFER->COMPUTE buffer barrier with the wrong source access, dispatch reads B",
+       {copy(a, b), with_buffer(barrier(transfer, compute), transfer_read, shader_read, b), dispatch(b, c)},
+       true},
+      {"dispatch writes B, barrier to the wrong stage (COMPUTE->TRANSFER), dispatch reads B",
+       {dispatch(a, b), with_global(barrier(compute, transfer), shader_write, transfer_read), dispatch(b, c)},
+       true},
+      {"dispatch writes B, copy writes B, no barrier",
+       {dispatch(a, b), copy(a, b)}, true},
+      {"copy writes B, execution-only TRANSFER->TRANSFER barrier, copy writes B",
+       {copy(a, b), barrier(transfer, transfer), copy(c, b)}, true},
+      {"copy writes B, TRANSFER->TRANSFER barrier TRANSFER_WRITE->TRANSFER_WRITE on B, copy writes B",
+       {copy(a, b), with_buffer(barrier(transfer, transfer), transfer_write, transfer_write, b), copy(c, b)},
+       false},
+      // The layer is blind here (see the file comment): only the checker's
+      // verdict is asserted.
+      {"dispatch writes B, dispatch writes B, no barrier",
+       {dispatch(a, b), dispatch(c, b)}, true, true},
+      {"dispatch reads B, copy writes B, no barrier",
+       {dispatch(b, c), copy(a, b)}, true},
+      {"dispatch reads B, execution-only COMPUTE->TRANSFER barrier, copy writes B",
+       {dispatch(b, c), barrier(compute, transfer), copy(a, b)}, false},
+      {"dispatch writes B[0:256], dispatch reads B[256:512], no barrier",
+       {dispatch(a, span{B, 0, half}), dispatch(span{B, half, half}, span{C, 0, half})}, false},
+      {"dispatch writes B[0:256], dispatch reads B[128:384], no barrier",
+       {dispatch(a, span{B, 0, half}), dispatch(span{B, half / 2, half}, span{C, 0, half})}, true},
+      {"dispatch writes B, next command buffer, dispatch reads B, no barrier",
+       {dispatch(a, b), next_command_buffer(), dispatch(b, c)}, true},
+      {"dispatch writes B, next command buffer, COMPUTE->COMPUTE barrier SHADER_WRITE->SHADER_READ, dispatch reads B",
+       {dispatch(a, b), next_command_buffer(), with_global(barrier(compute, compute), shader_write, shader_read),
+        dispatch(b, c)},
+       false},
+      {"copy writes B, barrier TRANSFER->COMPUTE TRANSFER_WRITE->SHADER_READ on D only, dispatch reads B",
+       {copy(a, b), with_buffer(barrier(transfer, compute), transfer_write, shader_read, d), dispatch(b, c)}, true},
+  };
+}
+
+//===-- the model side ------------------------------------------------------===//
+
+ck::memory_range range_of(span s) {
+  ck::memory_range m;
+  m.resource = s.buffer;
+  m.x0 = s.offset;
+  m.x1 = std::uint64_t{s.offset} + s.size;
+  return m;
+}
+
+ck::stream to_stream(const scenario& sc) {
+  ck::stream s;
+  s.queues = {"q"};
+  s.resources.assign(std::begin(buffer_names), std::end(buffer_names));
+  int n = 0;
+  for (const step& st : sc.steps) {
+    ck::command c;
+    c.queue = 0;
+    c.label = "s" + std::to_string(n++);
+    switch (st.kind) {
+      case op::dispatch:
+        c.kind = ck::command_kind::action;
+        c.label += "_dispatch";
+        c.accesses = {{ck::stage::compute_shader, ck::access_type::shader_read, range_of(st.in)},
+                      {ck::stage::compute_shader, ck::access_type::shader_write, range_of(st.out)}};
+        break;
+      case op::copy:
+        c.kind = ck::command_kind::action;
+        c.label += "_copy";
+        c.accesses = {{ck::stage::transfer, ck::access_type::transfer_read, range_of(st.in)},
+                      {ck::stage::transfer, ck::access_type::transfer_write, range_of(st.out)}};
+        break;
+      case op::barrier:
+        c.kind = ck::command_kind::pipeline_barrier;
+        c.label += "_barrier";
+        c.src_stages = st.src_stages;
+        c.dst_stages = st.dst_stages;
+        if (st.global) c.barriers.push_back({st.global_src, st.global_dst, ck::global_memory, false});
+        for (const buffer_barrier& bb : st.buffers) {
+          c.barriers.push_back({bb.src_access, bb.dst_access, range_of(bb.where), false});
+        }
+        break;
+      case op::next_command_buffer:
+        c.kind = ck::command_kind::submit;
+        c.label += "_submit";
+        break;
+    }
+    s.commands.push_back(std::move(c));
+  }
+  return s;
+}
+
+/// The layer's name for a checker hazard kind ("" when it has none).
+std::string layer_name(ck::hazard_kind k) {
+  switch (k) {
+    case ck::hazard_kind::read_after_write_race:
+    case ck::hazard_kind::read_without_visibility:
+      return "SYNC-HAZARD-READ-AFTER-WRITE";
+    case ck::hazard_kind::write_after_read_race:
+      return "SYNC-HAZARD-WRITE-AFTER-READ";
+    case ck::hazard_kind::write_after_write_race:
+    case ck::hazard_kind::write_without_visibility:
+      return "SYNC-HAZARD-WRITE-AFTER-WRITE";
+    default:
+      return "";
+  }
+}
+
+struct checker_verdict {
+  std::vector<ck::hazard> hazards;
+  std::string report;
+};
+
+checker_verdict run_checker(const ck::stream& s) {
+  ck::checker k;
+  for (const ck::command& c : s.commands) {
+    const causal::status st = k.append(c);
+    INFO(std::string(st ? "" : st.error_value().message()));
+    REQUIRE(st.ok());
+  }
+  REQUIRE(k.finish().ok());
+  checker_verdict v;
+  v.hazards = k.hazards();
+  for (const ck::hazard& h : v.hazards) v.report += ck::to_text(s, h) + "\n";
+  return v;
+}
+
+//===-- the Vulkan side -----------------------------------------------------===//
+
+/// What the debug messenger saw (errors only; warnings are printed).
+struct message_log {
+  std::mutex mutex;
+  std::vector<std::string> sync_hazards;  // message id names, SYNC-HAZARD-*
+  std::vector<std::string> other_errors;
+  std::string text;
+};
+
+message_log& messages() {
+  static message_log log;
+  return log;
+}
+
+VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                          VkDebugUtilsMessageTypeFlagsEXT,
+                                          const VkDebugUtilsMessengerCallbackDataEXT* data, void*) {
+  const std::string id = data->pMessageIdName != nullptr ? data->pMessageIdName : "";
+  const std::string text = data->pMessage != nullptr ? data->pMessage : "";
+  if ((severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) != 0) {
+    message_log& log = messages();
+    const std::lock_guard<std::mutex> lock(log.mutex);
+    if (id.rfind("SYNC-HAZARD", 0) == 0) {
+      log.sync_hazards.push_back(id);
+    } else {
+      log.other_errors.push_back(id + ": " + text);
+    }
+    log.text += id + ": " + text + "\n";
+  } else if ((severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) != 0) {
+    std::fprintf(stderr, "validation warning: %s\n", text.c_str());
+  }
+  return VK_FALSE;
+}
+
+struct layer_verdict {
+  std::vector<std::string> sync_hazards;
+  std::vector<std::string> other_errors;
+  std::string text;
+};
+
+layer_verdict take_messages() {
+  message_log& log = messages();
+  const std::lock_guard<std::mutex> lock(log.mutex);
+  layer_verdict v{std::move(log.sync_hazards), std::move(log.other_errors), std::move(log.text)};
+  log.sync_hazards.clear();
+  log.other_errors.clear();
+  log.text.clear();
+  return v;
+}
+
+constexpr std::uint32_t copy_words_spirv[] = {
+#include "copy_words.spv.inc"
+};
+
+void prepare_environment() {
+  if (std::getenv("XDG_RUNTIME_DIR") == nullptr) {
+    static char dir[] = "/tmp/causal-vkcheck-XXXXXX";
+    if (::mkdtemp(dir) != nullptr) ::setenv("XDG_RUNTIME_DIR", dir, 0);
+  }
+  const std::string wanted[] = {"VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT",
+                                "VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT"};
+  const char* old = std::getenv("VK_LAYER_ENABLES");
+  std::string enables = old != nullptr ? old : "";
+  for (const std::string& w : wanted) {
+    if (enables.find(w) == std::string::npos) enables += (enables.empty() ? "" : ":") + w;
+  }
+  ::setenv("VK_LAYER_ENABLES", enables.c_str(), 1);
+}
+
+/// Instance (validation layer, synchronization validation, messenger), the
+/// first device with a compute queue, the copy_words pipeline and a
+/// command pool.
+class context {
+ public:
+  /// nullptr, with `why` set, when this machine cannot run the test.
+  static std::unique_ptr<context> create(std::string& why) {
+    prepare_environment();
+    auto c = std::unique_ptr<context>(new context());
+    if (!c->init_instance(why)) return nullptr;
+    c->init_device();
+    return c;
+  }
+
+  context(const context&) = delete;
+  context& operator=(const context&) = delete;
+
+  ~context() {
+    if (device) {
+      device.waitIdle();
+      device.destroyCommandPool(pool);
+      device.destroyPipeline(pipeline);
+      device.destroyPipelineLayout(layout);
+      device.destroyDescriptorSetLayout(set_layout);
+      device.destroyShaderModule(module);
+      device.destroy();
+    }
+    if (messenger_ != VK_NULL_HANDLE) destroy_messenger_(static_cast<VkInstance>(instance), messenger_, nullptr);
+    if (instance) instance.destroy();
+  }
+
+  vk::Instance instance;
+  vk::PhysicalDevice physical;
+  vk::Device device;
+  vk::Queue queue;
+  std::uint32_t family = 0;
+  std::string device_name;
+  vk::ShaderModule module;
+  vk::DescriptorSetLayout set_layout;
+  vk::PipelineLayout layout;
+  vk::Pipeline pipeline;
+  vk::CommandPool pool;
+
+ private:
+  context() = default;
+
+  bool init_instance(std::string& why) {
+    std::uint32_t count = 0;
+    if (vkEnumerateInstanceLayerProperties(&count, nullptr) != VK_SUCCESS) {
+      why = "no Vulkan loader or driver (vkEnumerateInstanceLayerProperties failed)";
+      return false;
+    }
+    std::vector<VkLayerProperties> layers(count);
+    (void)vkEnumerateInstanceLayerProperties(&count, layers.data());
+    const bool have_layer = std::any_of(layers.begin(), layers.end(), [](const VkLayerProperties& l) {
+      return std::strcmp(l.layerName, "VK_LAYER_KHRONOS_validation") == 0;
+    });
+    if (!have_layer) {
+      why = "VK_LAYER_KHRONOS_validation is not installed (apt-get install vulkan-validationlayers)";
+      return false;
+    }
+    const char* layer_names[] = {"VK_LAYER_KHRONOS_validation"};
+    const char* extension_names[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
+    const VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+    const VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT, nullptr, 1, enables, 0,
+                                           nullptr};
+    VkDebugUtilsMessengerCreateInfoEXT messenger_info{
+        VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+        &features,
+        0,
+        VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT,
+        &on_message,
+        nullptr};
+    const VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO, nullptr, "causal-check-vs-validation", 1,
+                                "causal", 1, VK_API_VERSION_1_1};
+    const VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, &messenger_info, 0, &app, 1,
+                                    layer_names, 1, extension_names};
+    VkInstance raw = VK_NULL_HANDLE;
+    if (const VkResult r = vkCreateInstance(&info, nullptr, &raw); r != VK_SUCCESS) {
+      why = "vkCreateInstance with the validation layer failed (no Vulkan driver?), VkResult " + std::to_string(r);
+      return false;
+    }
+    instance = vk::Instance(raw);
+    auto create_messenger = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+        vkGetInstanceProcAddr(raw, "vkCreateDebugUtilsMessengerEXT"));
+    destroy_messenger_ = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+        vkGetInstanceProcAddr(raw, "vkDestroyDebugUtilsMessengerEXT"));
+    messenger_info.pNext = nullptr;
+    if (create_messenger == nullptr || destroy_messenger_ == nullptr ||
+        create_messenger(raw, &messenger_info, nullptr, &messenger_) != VK_SUCCESS) {
+      why = "cannot create the debug messenger (VK_EXT_debug_utils)";
+      return false;
+    }
+    std::uint32_t device_count = 0;
+    if (vkEnumeratePhysicalDevices(raw, &device_count, nullptr) != VK_SUCCESS || device_count == 0) {
+      why = "no Vulkan physical device";
+      return false;
+    }
+    for (vk::PhysicalDevice pd : instance.enumeratePhysicalDevices()) {
+      const auto families = pd.getQueueFamilyProperties();
+      for (std::uint32_t i = 0; i < families.size(); ++i) {
+        if (families[i].queueFlags & vk::QueueFlagBits::eCompute) {
+          physical = pd;
+          family = i;
+          break;
+        }
+      }
+      if (physical) break;
+    }
+    if (!physical) {
+      why = "no Vulkan device with a compute queue";
+      return false;
+    }
+    device_name = physical.getProperties().deviceName.data();
+    return true;
+  }
+
+  void init_device() {
+    const float priority = 1.0f;
+    const vk::DeviceQueueCreateInfo queue_info({}, family, 1, &priority);
+    device = physical.createDevice(vk::DeviceCreateInfo({}, queue_info));
+    queue = device.getQueue(family, 0);
+    module = device.createShaderModule(
+        vk::ShaderModuleCreateInfo({}, sizeof(copy_words_spirv), copy_words_spirv));
+    const vk::DescriptorSetLayoutBinding bindings[] = {
+        {0, vk::DescriptorType::eStorageBuffer, 1, vk::ShaderStageFlagBits::eCompute},
+        {1, vk::DescriptorType::eStorageBuffer, 1, vk::ShaderStageFlagBits::eCompute}};
+    set_layout = device.createDescriptorSetLayout(vk::DescriptorSetLayoutCreateInfo({}, bindings));
+    const vk::PushConstantRange push(vk::ShaderStageFlagBits::eCompute, 0, sizeof(std::uint32_t));
+    layout = device.createPipelineLayout(vk::PipelineLayoutCreateInfo({}, set_layout, push));
+    const vk::PipelineShaderStageCreateInfo stage({}, vk::ShaderStageFlagBits::eCompute, module, "main");
+    pipeline = device.createComputePipeline({}, vk::ComputePipelineCreateInfo({}, stage, layout)).value;
+    pool = device.createCommandPool(vk::CommandPoolCreateInfo({}, family));
+  }
+
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger_ = nullptr;
+};
+
+context*& global_context() {
+  static context* c = nullptr;
+  return c;
+}
+
+/// Fresh buffers per scenario, so no access state carries over.
+class buffer_set {
+ public:
+  explicit buffer_set(context& cx) : device_(cx.device) {
+    const auto props = cx.physical.getMemoryProperties();
+    for (std::uint32_t i = 0; i < buffer_count; ++i) {
+      buffers_[i] = device_.createBuffer(vk::BufferCreateInfo(
+          {}, buffer_bytes,
+          vk::BufferUsageFlagBits::eStorageBuffer | vk::BufferUsageFlagBits::eTransferSrc |
+              vk::BufferUsageFlagBits::eTransferDst));
+      const auto req = device_.getBufferMemoryRequirements(buffers_[i]);
+      std::uint32_t type = 0;
+      while (type < props.memoryTypeCount && (req.memoryTypeBits & (1u << type)) == 0) ++type;
+      REQUIRE(type < props.memoryTypeCount);
+      memory_[i] = device_.allocateMemory(vk::MemoryAllocateInfo(req.size, type));
+      device_.bindBufferMemory(buffers_[i], memory_[i], 0);
+    }
+  }
+  buffer_set(const buffer_set&) = delete;
+  buffer_set& operator=(const buffer_set&) = delete;
+  ~buffer_set() {
+    for (std::uint32_t i = 0; i < buffer_count; ++i) {
+      device_.destroyBuffer(buffers_[i]);
+      device_.freeMemory(memory_[i]);
+    }
+  }
+  [[nodiscard]] vk::Buffer operator[](std::uint32_t i) const { return buffers_[i]; }
+
+ private:
+  vk::Device device_;
+  vk::Buffer buffers_[buffer_count]{};
+  vk::DeviceMemory memory_[buffer_count]{};
+};
+
+/// Records the steps, submits each command buffer in order (one queue
+/// submission each, the last with a fence), waits, and returns what the
+/// layer said.
+layer_verdict run_on_vulkan(context& cx, const scenario& sc) {
+  (void)take_messages();
+  const buffer_set buf(cx);
+  const std::uint32_t dispatches = static_cast<std::uint32_t>(
+      std::count_if(sc.steps.begin(), sc.steps.end(), [](const step& s) { return s.kind == op::dispatch; }));
+  const vk::DescriptorPoolSize pool_size(vk::DescriptorType::eStorageBuffer, 2 * std::max(dispatches, 1u));
+  const vk::DescriptorPool descriptors =
+      cx.device.createDescriptorPool(vk::DescriptorPoolCreateInfo({}, std::max(dispatches, 1u), pool_size));
+  const vk::DeviceSize alignment = cx.physical.getProperties().limits.minStorageBufferOffsetAlignment;
+
+  std::vector<vk::CommandBuffer> cbs;
+  auto begin = [&] {
+    cbs.push_back(
+        cx.device.allocateCommandBuffers(vk::CommandBufferAllocateInfo(cx.pool, vk::CommandBufferLevel::ePrimary, 1))
+            .front());
+    cbs.back().begin(vk::CommandBufferBeginInfo(vk::CommandBufferUsageFlagBits::eOneTimeSubmit));
+  };
+  begin();
+  for (const step& st : sc.steps) {
+    vk::CommandBuffer cb = cbs.back();
+    switch (st.kind) {
+      case op::dispatch: {
+        REQUIRE(st.in.offset % alignment == 0);
+        REQUIRE(st.out.offset % alignment == 0);
+        const vk::DescriptorSet set =
+            cx.device.allocateDescriptorSets(vk::DescriptorSetAllocateInfo(descriptors, cx.set_layout)).front();
+        const vk::DescriptorBufferInfo in(buf[st.in.buffer], st.in.offset, st.in.size);
+        const vk::DescriptorBufferInfo out(buf[st.out.buffer], st.out.offset, st.out.size);
+        const vk::WriteDescriptorSet writes[] = {
+            {set, 0, 0, 1, vk::DescriptorType::eStorageBuffer, nullptr, &in},
+            {set, 1, 0, 1, vk::DescriptorType::eStorageBuffer, nullptr, &out}};
+        cx.device.updateDescriptorSets(writes, {});
+        const std::uint32_t words = std::min(st.in.size, st.out.size) / 4;
+        cb.bindPipeline(vk::PipelineBindPoint::eCompute, cx.pipeline);
+        cb.bindDescriptorSets(vk::PipelineBindPoint::eCompute, cx.layout, 0, set, {});
+        cb.pushConstants(cx.layout, vk::ShaderStageFlagBits::eCompute, 0, sizeof(words), &words);
+        cb.dispatch((words + 63) / 64, 1, 1);
+        break;
+      }
+      case op::copy: {
+        REQUIRE(st.in.size == st.out.size);
+        cb.copyBuffer(buf[st.in.buffer], buf[st.out.buffer], vk::BufferCopy(st.in.offset, st.out.offset, st.in.size));
+        break;
+      }
+      case op::barrier: {
+        std::vector<vk::MemoryBarrier> global;
+        if (st.global) {
+          global.emplace_back(static_cast<vk::AccessFlags>(st.global_src), static_cast<vk::AccessFlags>(st.global_dst));
+        }
+        std::vector<vk::BufferMemoryBarrier> buffers;
+        for (const buffer_barrier& bb : st.buffers) {
+          buffers.emplace_back(static_cast<vk::AccessFlags>(bb.src_access), static_cast<vk::AccessFlags>(bb.dst_access),
+                               VK_QUEUE_FAMILY_IGNORED, VK_QUEUE_FAMILY_IGNORED, buf[bb.where.buffer],
+                               bb.where.offset, bb.where.size);
+        }
+        cb.pipelineBarrier(static_cast<vk::PipelineStageFlags>(st.src_stages),
+                           static_cast<vk::PipelineStageFlags>(st.dst_stages), {}, global, buffers, {});
+        break;
+      }
+      case op::next_command_buffer:
+        cb.end();
+        begin();
+        break;
+    }
+  }
+  cbs.back().end();
+
+  const vk::Fence fence = cx.device.createFence({});
+  for (std::size_t i = 0; i < cbs.size(); ++i) {
+    cx.queue.submit(vk::SubmitInfo({}, {}, cbs[i]), i + 1 == cbs.size() ? fence : vk::Fence{});
+  }
+  const vk::Result waited = cx.device.waitForFences(fence, VK_TRUE, 20'000'000'000ull);
+  CHECK(waited == vk::Result::eSuccess);
+  cx.queue.waitIdle();
+  cx.device.destroyFence(fence);
+  cx.device.freeCommandBuffers(cx.pool, cbs);
+  cx.device.destroyDescriptorPool(descriptors);
+  return take_messages();
+}
+
+std::set<std::string> distinct(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
+
+}  // namespace
+
+// LeakSanitizer (ASan builds): this validation layer version keeps its
+// per-command-buffer state alive after vkFreeCommandBuffers and
+// vkDestroyDevice (cyclic references: every leaked block is allocated, and
+// only reachable, inside libVkLayer_khronos_validation.so). Our own handles
+// are all destroyed; the layer's object tracker would report any we missed
+// as an error, which main() turns into a failure. Unused without LSan.
+extern "C" const char* __lsan_default_suppressions() { return "leak:libVkLayer_khronos_validation.so\n"; }
+
+TEST_CASE("check_vs_validation: the checker and the synchronization validation layer agree",
+          "[check][vulkan]") {
+  context& cx = *global_context();
+  for (const scenario& sc : scenarios()) {
+    const ck::stream s = to_stream(sc);
+    const checker_verdict mine = run_checker(s);
+    const layer_verdict layer = run_on_vulkan(cx, sc);
+
+    std::set<std::string> expected_names;
+    for (const ck::hazard& h : mine.hazards) {
+      if (const std::string n = layer_name(h.kind); !n.empty()) expected_names.insert(n);
+    }
+
+    INFO("scenario: " << sc.name);
+    INFO("stream:\n" << ck::to_text(s));
+    INFO("checker:\n" << (mine.report.empty() ? "(no hazards)\n" : mine.report));
+    INFO("layer:\n" << (layer.text.empty() ? "(no messages)\n" : layer.text));
+    // The Vulkan half must be valid usage apart from the planted hazards.
+    CHECK(layer.other_errors.empty());
+    // The planted verdict holds on both sides ...
+    CHECK(mine.hazards.empty() == !sc.hazard);
+    if (sc.layer_blind) {
+      std::fprintf(stderr, "note: the layer reported %zu hazard(s) on \"%s\", which it is known to miss\n",
+                   layer.sync_hazards.size(), sc.name);
+      continue;
+    }
+    CHECK(layer.sync_hazards.empty() == !sc.hazard);
+    // ... and they agree on it and on the kinds.
+    CHECK(mine.hazards.empty() == layer.sync_hazards.empty());
+    CHECK(expected_names == distinct(layer.sync_hazards));
+  }
+}
+
+int main(int argc, char* argv[]) {
+  std::string why;
+  std::unique_ptr<context> cx;
+  try {
+    cx = context::create(why);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "FAILED: Vulkan setup threw: %s\n", e.what());
+    return 1;
+  }
+  if (!cx) causal::test::skip_binary(why.c_str());
+  std::fprintf(stderr, "check_vs_validation on %s, with synchronization validation\n", cx->device_name.c_str());
+  global_context() = cx.get();
+  const int rc = Catch::Session().run(argc, argv);
+  global_context() = nullptr;
+  cx.reset();
+  const layer_verdict left = take_messages();
+  if (!left.other_errors.empty() || !left.sync_hazards.empty()) {
+    std::fprintf(stderr, "FAILED: validation messages outside any scenario:\n%s", left.text.c_str());
+    return rc == 0 ? 1 : rc;
+  }
+  return rc;
+}
