@@ -535,9 +535,11 @@ class basic_executor : private detail::executor_base {
     return spin_budget_.load(std::memory_order_relaxed);
   }
   /// Reports drains, completions and wakes of this executor's processes to
-  /// `sink` from now on (null: stop); see <causal/trace_sink.hpp>. Set it
-  /// while no process is running; the sink must outlive its installation.
-  void set_trace_sink(trace_sink* sink) noexcept { trace = sink; }
+  /// `sink` from now on (null: stop); see <causal/trace_sink.hpp>. May be
+  /// called while workers run; a worker that read the old sink may still
+  /// report to it, so keep a sink alive until the executor is idle after
+  /// uninstalling it (or until the executor is destroyed).
+  void set_trace_sink(trace_sink* sink) noexcept { trace.store(sink, std::memory_order_relaxed); }
 
   /// Changes the spin rounds before parking, for workers' next idle spell.
   void set_spin_budget(std::uint32_t rounds) noexcept {
@@ -959,9 +961,9 @@ class basic_executor : private detail::executor_base {
       finish_listed(w, p);
       return true;
     }
-    report_drain_begin(trace, &p, w.ctx.worker_index());
+    report_drain_begin(trace.load(std::memory_order_relaxed), &p, w.ctx.worker_index());
     const drain_result r = p.drain()(p, w.ctx);
-    report_drain_end(trace, &p, w.ctx.worker_index(), r.completed, r.did_work, r.keep_active);
+    report_drain_end(trace.load(std::memory_order_relaxed), &p, w.ctx.worker_index(), r.completed, r.did_work, r.keep_active);
     if (r.completed) {
       finish_listed(w, p);
       return true;
@@ -1017,7 +1019,7 @@ class basic_executor : private detail::executor_base {
   /// The completion event of `p` for the trace sink (sink installed only).
   CAUSAL_NOINLINE void report_finish(const worker& w, const process& p,
                                      const error* failure) const noexcept {
-    report_complete(trace, &p, failure != nullptr ? *failure : error{}, w.ctx.worker_index());
+    report_complete(trace.load(std::memory_order_relaxed), &p, failure != nullptr ? *failure : error{}, w.ctx.worker_index());
   }
 
   CAUSAL_ALWAYS_INLINE void finish_listed(worker& w, process& p) noexcept {
@@ -1039,7 +1041,7 @@ class basic_executor : private detail::executor_base {
     const process::release_fn release_cb = p.release();
     detail::scope_core* const sc = detail::process_access::scope(p);
     const error* const failure = final_error(p, seen);
-    if (traced(trace)) [[unlikely]] report_finish(w, p, failure);
+    if (traced(trace.load(std::memory_order_relaxed))) [[unlikely]] report_finish(w, p, failure);
     worker_waker waker{*this, w};
     detail::complete(p, failure, waker);
     publish_gathered(w);
@@ -1204,9 +1206,9 @@ class basic_executor : private detail::executor_base {
       try_sleep(i, p);
       return false;
     }
-    report_drain_begin(trace, &p, w.ctx.worker_index());
+    report_drain_begin(trace.load(std::memory_order_relaxed), &p, w.ctx.worker_index());
     const drain_result r = p.drain()(p, w.ctx);
-    report_drain_end(trace, &p, w.ctx.worker_index(), r.completed, r.did_work, r.keep_active);
+    report_drain_end(trace.load(std::memory_order_relaxed), &p, w.ctx.worker_index(), r.completed, r.did_work, r.keep_active);
     if (r.completed) {
       finish_compute(w, i, p);
       return true;
@@ -1233,7 +1235,7 @@ class basic_executor : private detail::executor_base {
     aggregate_budget_.fetch_sub(meta_[i].load(std::memory_order_relaxed) & 0xff'ffffu,
                                 std::memory_order_relaxed);
     const error* const failure = final_error(p, seen);
-    if (traced(trace)) [[unlikely]] report_finish(w, p, failure);
+    if (traced(trace.load(std::memory_order_relaxed))) [[unlikely]] report_finish(w, p, failure);
     worker_waker waker{*this, w};
     detail::complete(p, failure, waker);
     // No coalescing across a compute completion: its release (by the last

@@ -176,7 +176,9 @@ struct executor_base {
   void (*budget_changed)(executor_base&, process&, std::uint32_t slot,
                          std::uint32_t budget) noexcept = nullptr;
   /// Where drains, completions and wakes are reported (null: nowhere).
-  trace_sink* trace = nullptr;
+  /// Atomic because workers read it while the owner may (un)install a
+  /// sink; relaxed: the sink object itself must outlive any use.
+  std::atomic<trace_sink*> trace{nullptr};
 };
 
 /// A node of a scope's member list (circular, with a sentinel).
@@ -703,13 +705,13 @@ inline bool process::wake(std::uint32_t n) noexcept {
       // binding it made before dropping the submit hold is visible.
       detail::executor_base* const ex = executor_.load(std::memory_order_relaxed);
       CAUSAL_ASSERT(ex != nullptr, "process::wake: count reached 0 before submit");
-      report_wake(ex->trace, this, n, /*runnable=*/true);
+      report_wake(ex->trace.load(std::memory_order_relaxed), this, n, /*runnable=*/true);
       ex->activate(*ex, *this);
       return true;
     }
     case detail::wake_outcome::resume:
       if (placement < detail::placed_overflow && ex_before != nullptr) {
-        report_wake(ex_before->trace, this, n, /*runnable=*/true);
+        report_wake(ex_before->trace.load(std::memory_order_relaxed), this, n, /*runnable=*/true);
         ex_before->resume(*ex_before, *this, placement);
       }
       return true;
