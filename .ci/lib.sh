@@ -9,8 +9,12 @@
 # ci_counts_init owns the file and prints the summary; a script started by
 # it (with the variable exported) only appends.
 
+# ci_log MESSAGE: a step header with the wall time since CI started, so a
+# slow step shows in the log.
 ci_log() {
-  printf '\n==> %s\n' "$*"
+  : "${CAUSAL_CI_START:=$(date +%s)}"
+  export CAUSAL_CI_START
+  printf '\n==> [+%ds] %s\n' "$(($(date +%s) - CAUSAL_CI_START))" "$*"
 }
 
 ci_counts_init() {

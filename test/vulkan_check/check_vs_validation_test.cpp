@@ -38,8 +38,8 @@
 // See also:      test/vulkan_check/meson.build, copy_words.comp,
 //                test/unit/check_checker_test.cpp.
 
-#define CATCH_CONFIG_RUNNER
 #include "catch.hpp"
+#include "catch_session.hpp"
 #include "skip.hpp"
 
 #include <causal/check/checker.hpp>
@@ -672,7 +672,7 @@ int main(int argc, char* argv[]) {
   if (!cx) causal::test::skip_binary(why.c_str());
   std::fprintf(stderr, "check_vs_validation on %s, with synchronization validation\n", cx->device_name.c_str());
   global_context() = cx.get();
-  const int rc = Catch::Session().run(argc, argv);
+  const int rc = causal::test::run_catch_session(argc, argv);
   global_context() = nullptr;
   cx.reset();
   const layer_verdict left = take_messages();

@@ -7,8 +7,8 @@
 // Without a device (cudaGetDeviceCount finds none) the binary exits 77,
 // which Meson reports as skipped.
 
-#define CATCH_CONFIG_RUNNER
 #include "catch.hpp"
+#include "catch_session.hpp"
 
 #include "cuda_fixture.hpp"
 #include "native_env.hpp"
@@ -86,5 +86,5 @@ int main(int argc, char* argv[]) {
   if (causal::cuda::device_count(causal::cuda::native_driver()) == 0) {
     causal::test::skip_binary("no CUDA device: cudaGetDeviceCount found none");
   }
-  return Catch::Session().run(argc, argv);
+  return causal::test::run_catch_session(argc, argv);
 }

@@ -7,8 +7,7 @@
 // Catch2 session, and then fails the binary if the validation layer
 // reported any error that a test did not claim (take_validation_errors).
 
-#define CATCH_CONFIG_RUNNER
-#include "catch.hpp"
+#include "catch_session.hpp"
 #include "skip.hpp"
 #include "vk_fixture.hpp"
 
@@ -23,7 +22,7 @@ int main(int argc, char* argv[]) {
                h->device_name.c_str(), h->validation ? "on, with synchronization validation" : "OFF",
                h->synchronization2 ? "yes" : "no", h->external_semaphore_fd ? "yes" : "no");
   causal_vk_test::global_slot() = h.get();
-  int rc = Catch::Session().run(argc, argv);
+  int rc = causal::test::run_catch_session(argc, argv);
   causal_vk_test::global_slot() = nullptr;
   h.reset();  // destroying the device reports leaks, if any
   const int errors = causal_vk_test::validation_error_count().load();
