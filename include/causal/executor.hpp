@@ -40,6 +40,20 @@
 // a fork-join about two per leaf. process::set_auto_rearm makes a graph
 // reusable without any per-run set-up.
 //
+// Split fan-out. A single-drainer process that completes without error,
+// callback or scope and has at least 2 * Traits::immediate_batch
+// dependents does not wake them all itself: its worker publishes the
+// dependents array as chunks of immediate_batch entries on its fan-out
+// record, and each worker that runs out of local work claims a chunk (one
+// CAS), wakes its entries and runs the ones it made runnable as its private
+// batch. The completer claims from the front, helpers from the back, so
+// the same leaves tend to land on the same worker round after round and
+// their cache lines stay there: the leaves of a fork-join are woken, run
+// and completed by one core instead of being activated by the root's core
+// and run by another. The process is released (release callback) by the
+// worker that finishes the last chunk, after every dependent was woken.
+// A worker whose record is still in use wakes the dependents itself.
+//
 // A compute process is drained by every worker that picks
 // it; each pins the slot (a per-slot counter on its own cache line) around
 // its drain() call. The first drainer to see `completed` claims completion
@@ -120,7 +134,7 @@
 //                local_handoffs, atomic. executor_options: worker_count,
 //                spin_budget, pin_workers, cpus.
 // See also:      <causal/process.hpp>, <causal/scope.hpp>,
-//                <causal/scan/scan_policy.hpp>, docs/design/scheduler.md.
+//                <causal/scan/scan_policy.hpp>, DESIGN.md §8.
 #pragma once
 
 #include <causal/config.hpp>
@@ -362,6 +376,15 @@ class basic_executor : private detail::executor_base {
   static constexpr std::size_t slot_mask = slot_count - 1;
   /// Listed drains in a row after which a worker scans the slots first.
   static constexpr std::uint32_t listed_streak_limit = 4 * Traits::immediate_batch;
+  /// Split fan-out (file comment): dependents per chunk, the fewest
+  /// dependents worth splitting (0: never, when batches are too small to
+  /// pay for the claims), and the packing of fanout_record::claims.
+  static constexpr std::uint32_t fanout_chunk = Traits::immediate_batch;
+  static constexpr std::uint32_t fanout_min_dependents =
+      Traits::immediate_batch >= 8 ? 2 * Traits::immediate_batch : 0;
+  static constexpr unsigned fanout_index_bits = 20;
+  static constexpr std::uint64_t fanout_index_mask = (std::uint64_t{1} << fanout_index_bits) - 1;
+  static constexpr std::uint64_t fanout_max_chunks = fanout_index_mask;
 
  public:
   using traits_type = Traits;
@@ -562,10 +585,30 @@ class basic_executor : private detail::executor_base {
     atomic<detail::scope_core*> scope{nullptr};
   };
 
-  /// One worker thread's state. The park word is what others write; the
-  /// rest is private to the worker (its own cache lines).
+  /// A completed process's dependents, offered in chunks of fanout_chunk
+  /// entries (see "Split fan-out" in the file comment). `claims` packs
+  /// generation (24 bits) | front (20) | back (20), in chunks: the owner
+  /// takes chunk `front` and increments it, helpers take `back - 1`; a
+  /// claim is one CAS, and a reader that saw an older generation loses
+  /// its CAS, so fields read between its load and its CAS are only used
+  /// when they belong to the generation it claimed from. `unfinished`
+  /// counts chunks not yet woken; whoever takes it to 0 releases the
+  /// process. The owner reuses the record only when it is 0.
+  struct alignas(CAUSAL_CACHELINE_SIZE) fanout_record {
+    atomic<std::uint64_t> claims{0};
+    atomic<std::uint32_t> unfinished{0};
+    atomic<std::uint32_t> count{0};
+    atomic<process* const*> dependents{nullptr};
+    atomic<process*> source{nullptr};
+    atomic<process::release_fn> release{nullptr};
+  };
+
+  /// One worker thread's state. The park word and the fan-out record are
+  /// what others write; the rest is private to the worker (its own cache
+  /// lines).
   struct alignas(CAUSAL_CACHELINE_SIZE) worker {
     ext::park_word park{0};
+    fanout_record fanout{};
     alignas(CAUSAL_CACHELINE_SIZE) process* local_next = nullptr;
     std::uint32_t handoffs = 0;
     std::uint32_t listed_streak = 0;
@@ -809,7 +852,8 @@ class basic_executor : private detail::executor_base {
 
   static bool has_local(const worker& w) noexcept {
     return w.local_next != nullptr || w.batch_head < w.batch_size || w.pending != nullptr ||
-           w.gather_count != 0 || w.deferred_release != nullptr;
+           w.gather_count != 0 || w.deferred_release != nullptr ||
+           fanout_claimable(w.fanout.claims.load(std::memory_order_relaxed));
   }
 
   std::uint32_t spin_limit() const noexcept {
@@ -910,6 +954,9 @@ class basic_executor : private detail::executor_base {
       flush_pending(w);
       publish_gathered(w);
       p = next_local(w);
+    }
+    if (p == nullptr && open_fanouts_.load(std::memory_order_relaxed) != 0) [[unlikely]] {
+      p = take_fanout_chunk(w);
     }
     bool busy = false;
     if (p == nullptr) p = take_from(immediate_, w, Traits::immediate_batch, busy);
@@ -1042,6 +1089,10 @@ class basic_executor : private detail::executor_base {
     detail::scope_core* const sc = detail::process_access::scope(p);
     const error* const failure = final_error(p, seen);
     if (traced(trace.load(std::memory_order_relaxed))) [[unlikely]] report_finish(w, p, failure);
+    if (p.dependents().size() >= fanout_min_dependents && fanout_min_dependents != 0 &&
+        failure == nullptr && sc == nullptr && p.completion() == nullptr) [[unlikely]] {
+      if (start_fanout(w, p, release_cb)) return;
+    }
     worker_waker waker{*this, w};
     detail::complete(p, failure, waker);
     publish_gathered(w);
@@ -1117,7 +1168,10 @@ class basic_executor : private detail::executor_base {
   }
 
   /// Drops `n` suspensions of `d` on behalf of worker `w`; like
-  /// process::wake(), but a process it activates may stay on `w`.
+  /// process::wake(), but a process it activates may stay on `w`: as its
+  /// next process or gathered (place_from_worker), or with IntoBatch at the
+  /// end of its private batch (a fan-out chunk; the caller makes room).
+  template <bool IntoBatch = false>
   CAUSAL_ALWAYS_INLINE void apply_wake(worker& w, process& d, std::uint32_t n) noexcept {
     // The same reads as process::wake(), for the same reasons.
     const std::uint32_t placement =
@@ -1130,10 +1184,18 @@ class basic_executor : private detail::executor_base {
       case detail::wake_outcome::activate: {
         detail::executor_base* const ex = detail::process_access::executor(d);
         CAUSAL_ASSERT(ex != nullptr, "process::wake: count reached 0 before submit");
-        if (ex == base()) {
-          place_from_worker(w, d);
-        } else {
+        if (ex != base()) [[unlikely]] {
           ex->activate(*ex, d);
+        } else if constexpr (IntoBatch) {
+          if (d.wake_budget() <= 1) {
+            detail::process_access::placement(d).store(detail::placed_immediate,
+                                                       std::memory_order_relaxed);
+            w.batch[w.batch_size++] = &d;
+          } else {
+            place_compute(d);
+          }
+        } else {
+          place_from_worker(w, d);
         }
         return;
       }
@@ -1142,6 +1204,90 @@ class basic_executor : private detail::executor_base {
           ex_before->resume(*ex_before, d, placement);
         }
         return;
+    }
+  }
+
+  //===-- split fan-out --===//
+
+  static bool fanout_claimable(std::uint64_t claims) noexcept {
+    return (claims & fanout_index_mask) > ((claims >> fanout_index_bits) & fanout_index_mask);
+  }
+
+  /// Offers the dependents of `p` (completed successfully on `w`, no
+  /// callback, no scope) in chunks; returns false, having done nothing,
+  /// when w's record is still in use or there are too many chunks.
+  CAUSAL_NOINLINE bool start_fanout(worker& w, process& p, process::release_fn release_cb) noexcept {
+    fanout_record& f = w.fanout;
+    // acquire: the last chunk's finisher is done with the record.
+    if (f.unfinished.load(std::memory_order_acquire) != 0) return false;
+    const std::size_t count = p.dependents().size();
+    const std::uint64_t chunks = (count + fanout_chunk - 1) / fanout_chunk;
+    if (chunks > fanout_max_chunks) return false;
+    f.dependents.store(p.dependents().data(), std::memory_order_relaxed);
+    f.count.store(static_cast<std::uint32_t>(count), std::memory_order_relaxed);
+    f.source.store(&p, std::memory_order_relaxed);
+    f.release.store(release_cb, std::memory_order_relaxed);
+    f.unfinished.store(static_cast<std::uint32_t>(chunks), std::memory_order_relaxed);
+    const std::uint64_t generation =
+        (f.claims.load(std::memory_order_relaxed) >> (2 * fanout_index_bits)) + 1;
+    open_fanouts_.fetch_add(1, std::memory_order_relaxed);
+    // seq_cst: publishes the fields (release) and is the publish half of
+    // the parking handshake, like a list push.
+    f.claims.store((generation << (2 * fanout_index_bits)) | chunks, std::memory_order_seq_cst);
+    request_workers(static_cast<std::uint32_t>(std::min<std::uint64_t>(chunks - 1, worker_count_)));
+    return true;
+  }
+
+  /// Claims one chunk (w's own record from the front first, then any
+  /// other's from the back), wakes its dependents into w's private batch
+  /// and returns the first one made runnable (nullptr: none, or no chunk).
+  CAUSAL_NOINLINE process* take_fanout_chunk(worker& w) noexcept {
+    if (process* p = claim_chunk(w, w.fanout, true)) return p;
+    const std::uint32_t n = worker_count_ + 1;
+    for (std::uint32_t k = 1; k < n; ++k) {
+      worker& other = workers_[(w.index + k) % n];
+      if (process* p = claim_chunk(w, other.fanout, false)) return p;
+    }
+    return nullptr;
+  }
+
+  /// Claims chunks of `f` until one makes a dependent runnable (or none is
+  /// left); see take_fanout_chunk.
+  process* claim_chunk(worker& w, fanout_record& f, bool front) noexcept {
+    for (;;) {
+      // acquire: pairs with start_fanout's store, so the fields are those
+      // of the generation this word names.
+      std::uint64_t c = f.claims.load(std::memory_order_acquire);
+      if (!fanout_claimable(c)) return nullptr;
+      process* const* const deps = f.dependents.load(std::memory_order_relaxed);
+      const std::uint32_t count = f.count.load(std::memory_order_relaxed);
+      process* const source = f.source.load(std::memory_order_relaxed);
+      const process::release_fn release_cb = f.release.load(std::memory_order_relaxed);
+      const std::uint64_t back = c & fanout_index_mask;
+      const std::uint64_t lo = (c >> fanout_index_bits) & fanout_index_mask;
+      const std::uint64_t chunk = front ? lo : back - 1;
+      const std::uint64_t next = front ? c + (std::uint64_t{1} << fanout_index_bits) : c - 1;
+      // acq_rel: wins the chunk against every other claimer of this
+      // generation; a reused record has a new generation and fails this.
+      if (!f.claims.compare_exchange_strong(c, next, std::memory_order_acq_rel,
+                                            std::memory_order_relaxed)) {
+        continue;
+      }
+      const std::uint32_t begin = static_cast<std::uint32_t>(chunk * fanout_chunk);
+      const std::uint32_t end = std::min<std::uint32_t>(begin + fanout_chunk, count);
+      if (w.batch_head >= w.batch_size) w.batch_head = w.batch_size = 0;
+      CAUSAL_ASSERT(w.batch_size + (end - begin) <= Traits::immediate_batch,
+                    "executor: a fan-out chunk does not fit the private batch");
+      for (std::uint32_t i = begin; i < end; ++i) apply_wake<true>(w, *deps[i], 1);
+      // acq_rel: the last finisher sees every chunk's wakes done before it
+      // releases the process.
+      if (f.unfinished.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        open_fanouts_.fetch_sub(1, std::memory_order_relaxed);
+        if (release_cb != nullptr) release_cb(*source);
+      }
+      w.handoffs = 0;
+      if (w.batch_head < w.batch_size) return w.batch[w.batch_head++];
+      if (!front) return nullptr;  // a helper looks elsewhere next round
     }
   }
 
@@ -1296,6 +1442,10 @@ class basic_executor : private detail::executor_base {
   atomic<std::int64_t> aggregate_budget_{0};
   atomic<std::uint32_t> spin_budget_{0};
   alignas(CAUSAL_CACHELINE_SIZE) atomic<std::uint32_t> spinning_{0};
+  /// Fan-out records with chunks (or a release) outstanding: a hint that
+  /// makes idle workers look at the records. Its own line: every worker
+  /// reads it whenever its local work runs out.
+  alignas(CAUSAL_CACHELINE_SIZE) atomic<std::uint32_t> open_fanouts_{0};
   alignas(CAUSAL_CACHELINE_SIZE) atomic<std::uint32_t> desired_wake_{0};
   alignas(CAUSAL_CACHELINE_SIZE) atomic<bool> stopping_{false};
   atomic<bool> cancelling_{false};

@@ -94,7 +94,7 @@
 //                completion (it is read after the completion callback).
 // Configuration: none (the executor's Traits configure scheduling).
 // See also:      <causal/executor.hpp>, <causal/scope.hpp>,
-//                docs/design/scheduler.md, DESIGN.md §8.
+//                DESIGN.md §8.
 #pragma once
 
 #include <causal/config.hpp>

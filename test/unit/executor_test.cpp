@@ -661,6 +661,9 @@ TEST_CASE("executor: the destructor cancels pending processes and wakes their de
   auto nodes = make_nodes(rc, 6);
   ping sleeper(rc, 1000000);  // asleep in a compute slot when the executor dies
   sleeper.p.set_wake_budget(2);
+  // Outlives the executor: its destructor completes nodes[0], which reads
+  // its dependents.
+  std::array<process*, 1> dep{&nodes[1]->p};
   {
     causal::executor ex(workers(w));
     // nodes[0]: polls forever. nodes[1]: depends on nodes[0]. nodes[2..5]:
@@ -669,7 +672,6 @@ TEST_CASE("executor: the destructor cancels pending processes and wakes their de
       static_cast<node*>(self.user_data())->drains.fetch_add(1);
       return drain_result::idle();
     });
-    std::array<process*, 1> dep{&nodes[1]->p};
     nodes[0]->p.set_dependents(dep);
     nodes[1]->p.suspend();
     ex.submit(nodes[1]->p);
@@ -997,4 +999,246 @@ TEST_CASE("executor: once running, wake, schedule, scan and drain allocate nothi
   }
   CHECK(allocations == 0);
   CHECK(rc.released.load() == n * 50);
+}
+
+//===-- split fan-out -------------------------------------------------------===//
+
+namespace {
+
+/// A source with `n` dependents for the fan-out tests: every 7th dependent
+/// is a compute process (wake budget 2) and dependent 3 is listed twice
+/// (suspended twice), so a chunk mixes every way a wake can land. The
+/// source's release callback records how many dependents were still
+/// waiting for its wake when it ran (must be none).
+struct wide_fanout {
+  std::atomic<int> released{0};
+  std::atomic<int> still_suspended{0};
+  std::vector<std::atomic<int>> drains;
+  std::vector<process> dependents;
+  std::vector<process*> dependent_ptrs;
+  process source;
+
+  explicit wide_fanout(int n) : drains(static_cast<std::size_t>(n)), dependents(static_cast<std::size_t>(n)) {
+    for (int i = 0; i < n; ++i) {
+      process& d = dependents[static_cast<std::size_t>(i)];
+      d.set_user_data(&drains[static_cast<std::size_t>(i)]);
+      if (i % 7 == 6) {
+        // Several workers may be inside a compute process's drain at once:
+        // the first does the work, the others find it done.
+        d.set_wake_budget(2);
+        d.set_drain([](process& self, worker_context&) noexcept {
+          int zero = 0;
+          auto* count = static_cast<std::atomic<int>*>(self.user_data());
+          return count->compare_exchange_strong(zero, 1) ? drain_result::complete() : drain_result::idle();
+        });
+      } else {
+        d.set_drain([](process& self, worker_context&) noexcept {
+          static_cast<std::atomic<int>*>(self.user_data())->fetch_add(1, std::memory_order_relaxed);
+          return drain_result::complete();
+        });
+      }
+      d.suspend(i == 3 ? 2 : 1);
+      dependent_ptrs.push_back(&d);
+      if (i == 3) dependent_ptrs.push_back(&d);
+    }
+    source.set_user_data(this);
+    source.set_drain([](process&, worker_context&) noexcept { return drain_result::complete(); });
+    source.set_dependents(dependent_ptrs);
+    source.set_release([](process& self) noexcept {
+      auto* f = static_cast<wide_fanout*>(self.user_data());
+      int waiting = 0;
+      for (process& d : f->dependents) waiting += d.suspend_count() != 0 && !d.is_complete();
+      f->still_suspended.store(waiting, std::memory_order_relaxed);
+      f->released.fetch_add(1, std::memory_order_release);
+    });
+  }
+};
+
+}  // namespace
+
+TEST_CASE("executor: a wide fan-out wakes each dependent once and releases the source after the "
+          "last wake",
+          "[executor][fanout]") {
+  const std::uint32_t w = GENERATE(0u, 1u, 2u, 4u);
+  const int n = GENERATE(63, 64, 65, 1000, 4000);
+  CAPTURE(w, n);
+  wide_fanout f(n);
+  {
+    causal::executor ex(workers(w));
+    for (process& d : f.dependents) ex.submit(d);
+    ex.submit(f.source);
+    if (w == 0) ex.run_until_idle();
+    const auto all_drained = [&] {
+      return std::all_of(f.drains.begin(), f.drains.end(),
+                         [](const std::atomic<int>& d) { return d.load() != 0; });
+    };
+    CHECK(eventually(all_drained));
+    CHECK(eventually([&] { return f.released.load(std::memory_order_acquire) == 1; }));
+  }
+  int wrong = 0;
+  for (const auto& d : f.drains) wrong += d.load() != 1;
+  CHECK(wrong == 0);
+  CHECK(f.released.load() == 1);
+  CHECK(f.still_suspended.load() == 0);
+  for (process& d : f.dependents) CHECK(d.current_status().ok());
+}
+
+TEST_CASE("executor: nested fan-outs: wide processes completing inside a fan-out's chunks",
+          "[executor][fanout]") {
+  // root -> 96 middles -> 96 leaves each: middles complete while the
+  // root's fan-out is still open on their worker (so some wake their
+  // leaves themselves) and later ones split theirs.
+  const std::uint32_t w = GENERATE(0u, 1u, 2u, 4u);
+  CAPTURE(w);
+  constexpr int width = 96;
+  std::vector<std::atomic<int>> leaf_drains(width * width);
+  std::vector<process> middles(width), leaves(width * width);
+  std::vector<process*> middle_ptrs(width), leaf_ptrs(width * width);
+  process root;
+  const auto count_drain = [](process& self, worker_context&) noexcept {
+    static_cast<std::atomic<int>*>(self.user_data())->fetch_add(1, std::memory_order_relaxed);
+    return drain_result::complete();
+  };
+  for (int i = 0; i < width * width; ++i) {
+    leaves[static_cast<std::size_t>(i)].set_user_data(&leaf_drains[static_cast<std::size_t>(i)]);
+    leaves[static_cast<std::size_t>(i)].set_drain(count_drain);
+    leaves[static_cast<std::size_t>(i)].suspend();
+    leaf_ptrs[static_cast<std::size_t>(i)] = &leaves[static_cast<std::size_t>(i)];
+  }
+  for (int m = 0; m < width; ++m) {
+    process& p = middles[static_cast<std::size_t>(m)];
+    p.set_drain([](process&, worker_context&) noexcept { return drain_result::complete(); });
+    p.set_dependents(std::span<process* const>(leaf_ptrs).subspan(static_cast<std::size_t>(m) * width, width));
+    p.suspend();
+    middle_ptrs[static_cast<std::size_t>(m)] = &p;
+  }
+  root.set_drain([](process&, worker_context&) noexcept { return drain_result::complete(); });
+  root.set_dependents(middle_ptrs);
+  {
+    causal::executor ex(workers(w));
+    for (process& l : leaves) ex.submit(l);
+    for (process& m : middles) ex.submit(m);
+    ex.submit(root);
+    if (w == 0) ex.run_until_idle();
+    CHECK(eventually([&] {
+      return std::all_of(leaves.begin(), leaves.end(), [](const process& l) { return l.is_complete(); });
+    }));
+  }
+  int wrong = 0;
+  for (const auto& d : leaf_drains) wrong += d.load() != 1;
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("executor: two re-arming roots fan out at once, round after round", "[executor][fanout]") {
+  // Both roots are woken together each round, so their fan-outs run
+  // concurrently and every record is reused (new generation) each round.
+  const std::uint32_t w = GENERATE(1u, 2u, 4u);
+  CAPTURE(w);
+  constexpr int per_root = 300;
+  constexpr int rounds = 150;
+  std::atomic<int> joins{0};
+  std::vector<std::atomic<int>> hits(2 * per_root);
+  std::vector<process> leaves(2 * per_root);
+  std::vector<process*> leaf_ptrs(2 * per_root);
+  process roots[2];
+  process join;
+  process* join_ptr = &join;
+  join.set_user_data(&joins);
+  join.set_drain([](process&, worker_context&) noexcept { return drain_result::complete(); });
+  join.set_completion([](process& self, status s) noexcept {
+    if (s.ok()) static_cast<std::atomic<int>*>(self.user_data())->fetch_add(1, std::memory_order_release);
+  });
+  join.set_auto_rearm(2 * per_root);
+  join.suspend(2 * per_root);
+  for (int i = 0; i < 2 * per_root; ++i) {
+    process& l = leaves[static_cast<std::size_t>(i)];
+    l.set_user_data(&hits[static_cast<std::size_t>(i)]);
+    l.set_drain([](process& self, worker_context&) noexcept {
+      static_cast<std::atomic<int>*>(self.user_data())->fetch_add(1, std::memory_order_relaxed);
+      return drain_result::complete();
+    });
+    l.set_dependents({&join_ptr, 1});
+    l.set_auto_rearm(1);
+    l.suspend();
+    leaf_ptrs[static_cast<std::size_t>(i)] = &l;
+  }
+  for (int r = 0; r < 2; ++r) {
+    roots[r].set_drain([](process&, worker_context&) noexcept { return drain_result::complete(); });
+    roots[r].set_dependents(std::span<process* const>(leaf_ptrs).subspan(static_cast<std::size_t>(r) * per_root, per_root));
+    roots[r].set_auto_rearm(1);
+    roots[r].suspend();
+  }
+  {
+    causal::executor ex(workers(w));
+    ex.submit(join);
+    for (process& l : leaves) ex.submit(l);
+    ex.submit(roots[0]);
+    ex.submit(roots[1]);
+    int stuck = 0;
+    for (int round = 1; round <= rounds; ++round) {
+      (void)roots[0].wake();
+      (void)roots[1].wake();
+      if (!eventually([&] { return joins.load(std::memory_order_acquire) == round; }, 5000ms)) {
+        ++stuck;
+        break;
+      }
+    }
+    CHECK(stuck == 0);
+    int wrong = 0;
+    for (const auto& h : hits) wrong += h.load() != rounds;
+    CHECK(wrong == 0);
+    CHECK(roots[0].cancel());
+    CHECK(roots[1].cancel());
+    CHECK(eventually([&] { return join.is_complete(); }));
+  }
+}
+
+TEST_CASE("executor: a wide re-arming fork-join allocates nothing once running",
+          "[executor][fanout][allocation]") {
+  const std::uint32_t w = GENERATE(1u, 2u);
+  CAPTURE(w);
+  constexpr int width = 500;
+  std::atomic<int> joins{0};
+  std::vector<process> leaves(width);
+  std::vector<process*> leaf_ptrs(width);
+  process root, join;
+  process* join_ptr = &join;
+  join.set_user_data(&joins);
+  join.set_drain([](process&, worker_context&) noexcept { return drain_result::complete(); });
+  join.set_completion([](process& self, status s) noexcept {
+    if (s.ok()) static_cast<std::atomic<int>*>(self.user_data())->fetch_add(1, std::memory_order_release);
+  });
+  join.set_auto_rearm(width);
+  join.suspend(width);
+  for (int i = 0; i < width; ++i) {
+    process& l = leaves[static_cast<std::size_t>(i)];
+    l.set_drain([](process&, worker_context&) noexcept { return drain_result::complete(); });
+    l.set_dependents({&join_ptr, 1});
+    l.set_auto_rearm(1);
+    l.suspend();
+    leaf_ptrs[static_cast<std::size_t>(i)] = &l;
+  }
+  root.set_drain([](process&, worker_context&) noexcept { return drain_result::complete(); });
+  root.set_dependents(leaf_ptrs);
+  root.set_auto_rearm(1);
+  causal::executor ex(workers(w));
+  ex.submit(join);
+  for (process& l : leaves) ex.submit(l);
+  ex.submit(root);
+  REQUIRE(eventually([&] { return joins.load(std::memory_order_acquire) == 1; }));
+  std::uint64_t allocations = 0;
+  int reached = 1;
+  {
+    causal::test::allocation_guard guard;
+    for (int round = 2; round <= 50; ++round) {
+      (void)root.wake();
+      if (!eventually([&] { return joins.load(std::memory_order_acquire) == round; })) break;
+      reached = round;
+    }
+    allocations = guard.allocations();
+  }
+  CHECK(reached == 50);
+  CHECK(allocations == 0);
+  CHECK(root.cancel());
+  CHECK(eventually([&] { return join.is_complete(); }));
 }

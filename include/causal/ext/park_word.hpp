@@ -41,8 +41,8 @@
 //                condvar_park_word: 4 bytes plus a mutex and a condition
 //                variable (about 96 bytes with glibc).
 // Configuration: CAUSAL_USE_CONDVAR_WAIT (default: 1 under TSan, else 0).
-// See also:      <causal/config.hpp>, docs/design/timeline.md,
-//                docs/design/scheduler.md.
+// See also:      <causal/config.hpp>, <causal/semaphore.hpp>,
+//                <causal/executor.hpp>, DESIGN.md §8.
 #pragma once
 
 #include <causal/config.hpp>

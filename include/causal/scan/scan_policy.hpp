@@ -39,7 +39,7 @@
 // Size:          scan_cursor is 16 bytes; stateless policies are empty.
 // Configuration: Traits::scan_policy, Traits::compute_slots.
 // See also:      <causal/executor.hpp>, <causal/scan/round_robin.hpp>,
-//                docs/design/scheduler.md.
+//                DESIGN.md §8.
 #pragma once
 
 #include <causal/config.hpp>
