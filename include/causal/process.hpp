@@ -62,9 +62,16 @@
 //                                    dependents, executor, scope, re-arm count
 //   line 1  activation               state word (suspend count | ACTIVE |
 //           (wakers, cancellers,     DONE | CANCELLED | FAILED), list link,
-//            completers, pushers)    placement, first-error claim + error
-//   line 2  scheduling               wake budget (the drain function),
-//           (drain fn, scope)        priority, scope membership links
+//            completers, pushers)    placement, wake budget and priority
+//                                    (read by whoever places it), first-
+//                                    error claim + error
+//   line 2  scope membership         scope links (written under the
+//           (submit, release)        scope's lock)
+//
+// The wake budget is written rarely (configuration, or a drain that asks
+// for more workers) but read at every activation, so it sits with the
+// state word the activator has just written: a chain hop touches two
+// lines of the next process, not three.
 //
 // Thread safety: wake, suspend, cancel, fail and the observers may be called
 //                concurrently from any thread while the process is alive.
@@ -487,8 +494,10 @@ class alignas(CAUSAL_CACHELINE_SIZE) process {
                   "activation fields must start cache line 1");
     static_assert(offsetof(process, error_) + sizeof(error) <= 2 * CAUSAL_CACHELINE_SIZE,
                   "activation fields must fit cache line 1");
-    static_assert(offsetof(process, wake_budget_) == 2 * CAUSAL_CACHELINE_SIZE,
-                  "scheduling fields must start cache line 2");
+    static_assert(offsetof(process, wake_budget_) / CAUSAL_CACHELINE_SIZE == 1,
+                  "the wake budget is read with the state word: cache line 1");
+    static_assert(offsetof(process, scope_link_) == 2 * CAUSAL_CACHELINE_SIZE,
+                  "scope membership must start cache line 2");
     static_assert(sizeof(process) == 3 * CAUSAL_CACHELINE_SIZE, "process is three cache lines");
     static_assert(alignof(process) == CAUSAL_CACHELINE_SIZE, "process is cache-line aligned");
   }
@@ -563,12 +572,12 @@ class alignas(CAUSAL_CACHELINE_SIZE) process {
   std::atomic<process*> next_{nullptr};
   /// Compute slot index or detail::placed_*; written when activated.
   std::atomic<std::uint32_t> placement_{detail::placed_nowhere};
+  std::atomic<std::uint32_t> wake_budget_{1};
   error error_{};
-
-  //===-- line 2: scheduling --===//
-  alignas(CAUSAL_CACHELINE_SIZE) std::atomic<std::uint32_t> wake_budget_{1};
   std::uint8_t priority_ = 0;
-  detail::scope_link scope_link_{};
+
+  //===-- line 2: scope membership --===//
+  alignas(CAUSAL_CACHELINE_SIZE) detail::scope_link scope_link_{};
 };
 
 namespace detail {
