@@ -52,6 +52,10 @@
 //                            a worker drains it -> the benchmark thread sees
 //                            its store: one round trip per iteration, with
 //                            workers spinning or parked (spin budget 0)
+//   signal_to_drain/spinning/two_cache_lines
+//                            its baseline and floor: a spinning thread echoes
+//                            a value from one cache line into another (two
+//                            cross-core line transfers per round trip)
 //   scan/<case>/<policy>     one pick() over a 64-slot view: `full` (all
 //                            runnable), `last` (only slot 63 runnable: a full
 //                            revolution), `empty` (a miss)
@@ -839,6 +843,37 @@ void bm_signal_to_drain(benchmark::State& state) {
   (void)st.p.cancel();  // asleep: resolved inline
 }
 
+/// The floor under signal_to_drain on this machine: the same round trip
+/// with nothing but two cache lines, a spinning thread that echoes the
+/// value it sees in one line into the other (two cross-core line
+/// transfers per iteration). The benchmark thread plays the signaller.
+void bm_signal_to_drain_floor(benchmark::State& state) {
+  struct alignas(64) line {
+    std::atomic<std::uint64_t> value{0};
+  };
+  line request, reply;
+  std::atomic<bool> stop{false};
+  std::thread echo([&] {
+    std::uint64_t last = 0;
+    while (!stop.load(std::memory_order_relaxed)) {
+      const std::uint64_t v = request.value.load(std::memory_order_acquire);
+      if (v != last) {
+        reply.value.store(v, std::memory_order_release);
+        last = v;
+      }
+    }
+  });
+  std::uint64_t v = 0;
+  for (auto _ : state) {
+    ++v;
+    request.value.store(v, std::memory_order_release);
+    while (reply.value.load(std::memory_order_acquire) != v) {
+    }
+  }
+  stop.store(true, std::memory_order_relaxed);
+  echo.join();
+}
+
 //===-- scan ----------------------------------------------------------------------===//
 
 struct fake_slots {
@@ -911,6 +946,7 @@ BENCHMARK(bm_pingpong_causal)->Name("pingpong/hot/causal")->UseRealTime()->Unit(
 
 BENCHMARK(bm_signal_to_drain)->Name("signal_to_drain/spinning/causal")->Arg(0)->UseRealTime()->Unit(benchmark::kNanosecond);
 BENCHMARK(bm_signal_to_drain)->Name("signal_to_drain/parked/causal")->Arg(1)->UseRealTime()->Unit(benchmark::kNanosecond);
+BENCHMARK(bm_signal_to_drain_floor)->Name("signal_to_drain/spinning/two_cache_lines")->UseRealTime()->Unit(benchmark::kNanosecond);
 
 BENCHMARK_TEMPLATE(bm_scan, causal::scan::round_robin)->Name("scan/full/round_robin")->Arg(0);
 BENCHMARK_TEMPLATE(bm_scan, causal::scan::priority_ordered)->Name("scan/full/priority_ordered")->Arg(0);
