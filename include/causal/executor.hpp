@@ -127,9 +127,11 @@
 //                and release of its members only). Workers park; wake()
 //                makes at most a few futex wakes. The destructor blocks
 //                until the workers have exited.
-// Size:          about (3 * slots + 2 * workers + 12) cache lines, most of
-//                it behind pointers; the object itself holds the lists and
-//                the slot words (64 slots: about 3 KiB).
+// Size:          about (3 * slots + 8 * (workers + 1) + 13) cache lines,
+//                most of it behind pointers (a worker record is its park
+//                word, its fan-out record and a private batch of
+//                Traits::immediate_batch pointers); the object itself holds
+//                the lists and the slot words (64 slots: about 2.4 KiB).
 // Configuration: Traits (see default_executor_traits): scan_policy,
 //                compute_slots, wake_fanout, spin_budget, immediate_batch,
 //                local_handoffs, atomic. executor_options: worker_count,
