@@ -44,6 +44,11 @@
 //                            over batches of 1000 (draining them is paused)
 //     causal                   process::wake() 1 -> 0 on an executor with no
 //                              worker threads: one CAS + one list push
+//     causal_wake_all          the same 1000 wakes as one process::wake_all:
+//                              one CAS each, one list push per 64
+//     two_rmw_floor            the floor of a single activation: a CAS loop
+//                              on a state word inside a 192-byte item, then
+//                              a CAS push onto one list head (no executor)
 //     tbb_task_group           task_group::run of an empty lambda (allocates)
 //   pingpong/hot/causal      two processes wake each other (each suspends,
 //                            wakes the other, sleeps); ns_per_wake = one-way
@@ -696,6 +701,94 @@ void bm_activation_causal(benchmark::State& state) {
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
+void bm_activation_causal_wake_all(benchmark::State& state) {
+  constexpr int batch = 1000;
+  std::vector<causal::process> ps(batch);
+  std::vector<causal::process*> entries;
+  std::vector<std::uint64_t> hits(batch, 0);
+  causal::executor ex(causal::executor_options{.worker_count = 0});
+  for (int i = 0; i < batch; ++i) {
+    causal::process& p = ps[static_cast<std::size_t>(i)];
+    p.set_user_data(&hits[static_cast<std::size_t>(i)]);
+    p.set_drain([](causal::process& self, causal::worker_context&) noexcept {
+      ++*static_cast<std::uint64_t*>(self.user_data());
+      return causal::drain_result::complete();
+    });
+    p.suspend();
+    ex.submit(p);
+    entries.push_back(&p);
+  }
+  std::uint64_t rounds = 0;
+  for (auto _ : state) {
+    // The activations: one CAS each, one list push per wake_all_batch.
+    const std::size_t accepted = causal::process::wake_all(entries);
+    state.PauseTiming();
+    if (accepted != entries.size()) state.SkipWithError("activation: wake_all ignored a wake");
+    ex.run_until_idle();
+    for (auto& p : ps) p.rearm(1);
+    ++rounds;
+    state.ResumeTiming();
+  }
+  if (check) {
+    for (std::uint64_t h : hits) {
+      if (h != rounds) {
+        state.SkipWithError("activation: a process did not run once per activation");
+        break;
+      }
+    }
+  }
+  state.counters["ns_per_activation"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * batch,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+/// The floor of a single activation from a thread that is not a worker:
+/// what any design with a per-task state word and a shared MPSC list pays,
+/// and nothing else. Each 192-byte item (the size of a process) has its
+/// state word on its second cache line, decremented by a CAS loop, and is
+/// then pushed onto one list head by a CAS loop.
+void bm_activation_two_rmw_floor(benchmark::State& state) {
+  constexpr int batch = 1000;
+  struct alignas(64) item {
+    void* immutable[8] = {};
+    std::atomic<std::uint64_t> state{1};
+    std::atomic<item*> next{nullptr};
+    char rest_of_line[48] = {};
+    char third_line[64] = {};
+  };
+  static_assert(sizeof(item) == 192);
+  std::vector<item> items(batch);
+  std::atomic<item*> head{nullptr};
+  std::uint64_t popped = 0;
+  for (auto _ : state) {
+    for (item& it : items) {
+      std::uint64_t s = it.state.load(std::memory_order_relaxed);
+      while (!it.state.compare_exchange_weak(s, s - 1, std::memory_order_seq_cst,
+                                             std::memory_order_relaxed)) {
+      }
+      item* h = head.load(std::memory_order_relaxed);
+      do {
+        it.next.store(h, std::memory_order_relaxed);
+      } while (!head.compare_exchange_weak(h, &it, std::memory_order_seq_cst,
+                                           std::memory_order_relaxed));
+    }
+    state.PauseTiming();
+    for (item* it = head.exchange(nullptr, std::memory_order_acquire); it != nullptr;) {
+      item* const next = it->next.load(std::memory_order_relaxed);
+      it->state.store(1, std::memory_order_relaxed);
+      ++popped;
+      it = next;
+    }
+    state.ResumeTiming();
+  }
+  if (check && popped != static_cast<std::uint64_t>(state.iterations()) * batch) {
+    state.SkipWithError("activation: the floor lost an item");
+  }
+  state.counters["ns_per_activation"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * batch,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 void bm_activation_tbb_task_group(benchmark::State& state) {
   constexpr int batch = 1000;
   tbb::global_control gc(tbb::global_control::max_allowed_parallelism, 1);
@@ -940,6 +1033,8 @@ BENCHMARK(bm_forkjoin_tbb_task_group)->Name("forkjoin_1us/1000/tbb_task_group")-
 BENCHMARK(bm_forkjoin_std_pool)->Name("forkjoin_1us/1000/std_pool")->Arg(1)->Iterations(200)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 BENCHMARK(bm_activation_causal)->Name("activation/causal")->Unit(benchmark::kMicrosecond);
+BENCHMARK(bm_activation_causal_wake_all)->Name("activation/causal_wake_all")->Unit(benchmark::kMicrosecond);
+BENCHMARK(bm_activation_two_rmw_floor)->Name("activation/two_rmw_floor")->Unit(benchmark::kMicrosecond);
 BENCHMARK(bm_activation_tbb_task_group)->Name("activation/tbb_task_group")->Unit(benchmark::kMicrosecond);
 
 BENCHMARK(bm_pingpong_causal)->Name("pingpong/hot/causal")->UseRealTime()->Unit(benchmark::kMillisecond);

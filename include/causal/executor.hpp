@@ -397,6 +397,7 @@ class basic_executor : private detail::executor_base {
   /// Starts the workers. Throws std::system_error if a thread cannot start.
   explicit basic_executor(executor_options options = {}) {
     executor_base::activate = &activate_thunk;
+    executor_base::activate_batch = &activate_batch_thunk;
     executor_base::resume = &resume_thunk;
     executor_base::budget_changed = &budget_thunk;
     std::uint32_t n = options.worker_count;
@@ -659,6 +660,11 @@ class basic_executor : private detail::executor_base {
 
   static void activate_thunk(detail::executor_base& b, process& p) noexcept { self(b).place(p); }
 
+  static void activate_batch_thunk(detail::executor_base& b, process* const* activated,
+                                   std::uint32_t count) noexcept {
+    self(b).place_batch(activated, count);
+  }
+
   static void resume_thunk(detail::executor_base& b, process& p, std::uint32_t slot) noexcept {
     self(b).resume_slot(p, slot);
   }
@@ -678,6 +684,32 @@ class basic_executor : private detail::executor_base {
       return;
     }
     place_compute(p);
+  }
+
+  /// Places processes one wake_all() made ACTIVE, from any thread: the
+  /// list-placed ones go to the immediate list as one chain, in activation
+  /// order, with one push and one worker request.
+  void place_batch(process* const* activated, std::uint32_t count) noexcept {
+    process* newest = nullptr;
+    process* oldest = nullptr;
+    std::uint32_t listed = 0;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      process& p = *activated[i];
+      if (p.wake_budget() > 1) {
+        place_compute(p);
+        continue;
+      }
+      detail::process_access::placement(p).store(detail::placed_immediate,
+                                                 std::memory_order_relaxed);
+      // Newest first, so that the consumer's reversal restores the order.
+      detail::process_access::next(p).store(newest, std::memory_order_relaxed);
+      newest = &p;
+      if (oldest == nullptr) oldest = &p;
+      ++listed;
+    }
+    if (listed == 0) return;
+    immediate_.push_chain(*newest, *oldest);
+    request_workers(listed);
   }
 
   /// Places a dependent made runnable by a completion on worker `w`.

@@ -73,8 +73,9 @@
 // state word the activator has just written: a chain hop touches two
 // lines of the next process, not three.
 //
-// Thread safety: wake, suspend, cancel, fail and the observers may be called
-//                concurrently from any thread while the process is alive.
+// Thread safety: wake, wake_all, suspend, cancel, fail and the observers
+//                may be called concurrently from any thread while the
+//                process is alive.
 //                The set_* members configure the process and must be called
 //                before submit (set_wake_budget also from its own drain).
 //                The caller of any member keeps the process alive.
@@ -89,6 +90,9 @@
 //                cancel and fail are one CAS loop on the state word; an
 //                inline resolution (cancel of a suspended process) runs the
 //                completion callback and wakes dependents on the caller.
+//                wake_all(span) is one CAS loop per entry and hands the
+//                processes it activates to their executor in batches (one
+//                list push per batch instead of one per process).
 // Size:          exactly 3 * CAUSAL_CACHELINE_SIZE bytes, aligned to
 //                CAUSAL_CACHELINE_SIZE. Callers embed it (first member or
 //                base) in their own object and reach that through user_data.
@@ -177,6 +181,10 @@ struct executor_base {
   /// Places a process that a wake() just made ACTIVE with count 0 (on a
   /// thread that is not completing a process on this executor's worker).
   void (*activate)(executor_base&, process&) noexcept = nullptr;
+  /// Places `count` processes that one wake_all() call made ACTIVE, in
+  /// the order they were activated: the list-placed ones with one push.
+  void (*activate_batch)(executor_base&, process* const* activated,
+                         std::uint32_t count) noexcept = nullptr;
   /// Makes the sleeping compute process `p` in slot `slot` scannable again.
   void (*resume)(executor_base&, process&, std::uint32_t slot) noexcept = nullptr;
   /// The drain function changed the wake budget of `p` in slot `slot`.
@@ -401,6 +409,25 @@ class alignas(CAUSAL_CACHELINE_SIZE) process {
   /// reaches 0 has been submitted (the submit hold guarantees this).
   /// Complexity: one CAS loop, plus one list push or slot CAS at zero.
   bool wake(std::uint32_t n = 1) noexcept;
+
+  /// Drops one pending wake of each process in `processes`, in order: the
+  /// same as calling wake() on each, except that the processes this call
+  /// makes runnable are handed to their executor together, up to
+  /// wake_all_batch at a time, so that the ones bound for its immediate
+  /// list cost one list push per batch instead of one each. A process it
+  /// activates becomes runnable no later than the return of this call.
+  /// Returns how many of the wakes were not ignored (wake() returned true).
+  ///
+  /// Use it where one thread releases many processes at once (the roots
+  /// of a graph, the waiters of one event). An entry may repeat (each
+  /// occurrence is one wake); entries must not be null.
+  /// Complexity: one CAS loop per entry, plus one list push per batch of
+  /// activations on one executor. Blocking/allocation: none (the batch is
+  /// wake_all_batch pointers on the caller's stack).
+  static std::size_t wake_all(std::span<process* const> processes) noexcept;
+
+  /// Activations wake_all() hands over in one call to an executor.
+  static constexpr std::uint32_t wake_all_batch = 64;
 
   /// Cancels the process: records errc::cancelled unless an error was
   /// recorded before, then either resolves it inline (when suspended:
@@ -726,6 +753,51 @@ inline bool process::wake(std::uint32_t n) noexcept {
       return true;
   }
   return true;
+}
+
+inline std::size_t process::wake_all(std::span<process* const> processes) noexcept {
+  process* held[wake_all_batch];
+  std::uint32_t held_count = 0;
+  detail::executor_base* held_executor = nullptr;
+  const auto hand_over = [&]() noexcept {
+    if (held_count == 0) return;
+    held_executor->activate_batch(*held_executor, held, held_count);
+    held_count = 0;
+  };
+  std::size_t accepted = 0;
+  for (process* const entry : processes) {
+    CAUSAL_ASSERT(entry != nullptr, "process::wake_all: null entry");
+    process& p = *entry;
+    // The same reads as wake(), for the same reasons.
+    const std::uint32_t placement = p.placement_.load(std::memory_order_acquire);
+    detail::executor_base* const ex_before = p.executor_.load(std::memory_order_relaxed);
+    switch (p.try_wake(1)) {
+      case detail::wake_outcome::ignored:
+        continue;
+      case detail::wake_outcome::counted:
+        break;
+      case detail::wake_outcome::activate: {
+        detail::executor_base* const ex = p.executor_.load(std::memory_order_relaxed);
+        CAUSAL_ASSERT(ex != nullptr, "process::wake_all: count reached 0 before submit");
+        report_wake(ex->trace.load(std::memory_order_relaxed), &p, 1, /*runnable=*/true);
+        if (ex != held_executor || held_count == wake_all_batch) {
+          hand_over();
+          held_executor = ex;
+        }
+        held[held_count++] = &p;
+        break;
+      }
+      case detail::wake_outcome::resume:
+        if (placement < detail::placed_overflow && ex_before != nullptr) {
+          report_wake(ex_before->trace.load(std::memory_order_relaxed), &p, 1, /*runnable=*/true);
+          ex_before->resume(*ex_before, p, placement);
+        }
+        break;
+    }
+    ++accepted;
+  }
+  hand_over();
+  return accepted;
 }
 
 inline bool process::cancel() noexcept {

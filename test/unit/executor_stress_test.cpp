@@ -29,12 +29,14 @@
 
 #include "catch.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -339,6 +341,98 @@ TEST_CASE("stress: schedules from several threads racing workers that park", "[s
   }
   for (auto& t : submitters) t.join();
   CHECK(eventually([&] { return released.load() == threads * per_thread; }));
+}
+
+TEST_CASE("stress: wake_all from several threads racing cancels: each process completes once",
+          "[stress][wake][wake_all]") {
+  // Every item waits for one wake from each of `threads` threads; each
+  // thread wakes all items in random batches through process::wake_all
+  // while another thread cancels some. Each item must complete and be
+  // released exactly once, cancelled exactly when a cancel() returned
+  // true, and every wake_all must accept each wake of an item that was
+  // not cancelled or complete.
+  const std::uint32_t w = GENERATE(1u, 2u, 4u);
+  CAPTURE(w);
+  causal::executor ex(executor_options{.worker_count = w, .spin_budget = 4});
+  constexpr int threads = 3;
+  const int count = scaled(6000);
+  struct item {
+    std::atomic<int> completions{0};
+    std::atomic<int> releases{0};
+    std::atomic<int> code{-1};
+    std::atomic<bool> cancel_won{false};
+    process p;
+  };
+  std::vector<std::unique_ptr<item>> items;
+  for (int i = 0; i < count; ++i) {
+    items.push_back(std::make_unique<item>());
+    item& it = *items.back();
+    it.p.set_user_data(&it);
+    it.p.set_wake_budget(i % 7 == 0 ? 2 : 1);
+    it.p.set_drain([](process&, worker_context&) noexcept { return drain_result::complete(); });
+    it.p.set_completion([](process& self, status st) noexcept {
+      auto* x = static_cast<item*>(self.user_data());
+      x->code.store(static_cast<int>(st.code()), std::memory_order_relaxed);
+      x->completions.fetch_add(1, std::memory_order_relaxed);
+    });
+    it.p.set_release([](process& self) noexcept {
+      static_cast<item*>(self.user_data())->releases.fetch_add(1, std::memory_order_release);
+    });
+    it.p.suspend(threads);
+    ex.submit(it.p);
+  }
+  std::atomic<bool> go{false};
+  std::atomic<std::size_t> accepted{0};
+  std::vector<std::thread> wakers;
+  for (int t = 0; t < threads; ++t) {
+    wakers.emplace_back([&, t] {
+      rng r{test_seed() ^ (0x77ull * static_cast<std::uint64_t>(t + 1)) ^ w};
+      std::vector<process*> order;
+      for (auto& it : items) order.push_back(&it->p);
+      for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[r.below(i)]);
+      while (!go.load(std::memory_order_acquire)) {
+      }
+      std::size_t at = 0;
+      std::size_t mine = 0;
+      while (at < order.size()) {
+        const std::size_t n = std::min<std::size_t>(1 + r.below(200), order.size() - at);
+        mine += process::wake_all(std::span<process* const>(order.data() + at, n));
+        at += n;
+      }
+      accepted.fetch_add(mine, std::memory_order_relaxed);
+    });
+  }
+  std::thread canceller([&] {
+    rng r{test_seed() ^ 0xcafeull ^ w};
+    while (!go.load(std::memory_order_acquire)) {
+    }
+    for (int k = 0; k < count / 8; ++k) {
+      item& it = *items[static_cast<std::size_t>(r.below(static_cast<std::uint64_t>(count)))];
+      if (it.p.cancel()) it.cancel_won.store(true, std::memory_order_relaxed);
+    }
+  });
+  go.store(true, std::memory_order_release);
+  for (auto& t : wakers) t.join();
+  canceller.join();
+  CHECK(eventually([&] {
+    for (auto& it : items) {
+      if (it->releases.load(std::memory_order_acquire) == 0) return false;
+    }
+    return true;
+  }));
+  int bad = 0;
+  int cancelled = 0;
+  for (auto& it : items) {
+    bad += it->completions.load() != 1 || it->releases.load() != 1;
+    const errc expected = it->cancel_won.load() ? errc::cancelled : errc::ok;
+    bad += static_cast<errc>(it->code.load()) != expected;
+    cancelled += it->cancel_won.load();
+  }
+  CHECK(bad == 0);
+  // Wakes after a winning cancel are ignored, so only the uncancelled
+  // items are sure to have had all of theirs accepted.
+  CHECK(accepted.load() >= static_cast<std::size_t>(threads * (count - cancelled)));
+  CHECK(accepted.load() <= static_cast<std::size_t>(threads * count));
 }
 
 //===-- random graphs -----------------------------------------------------------===//

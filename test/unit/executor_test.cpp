@@ -36,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -1241,4 +1242,219 @@ TEST_CASE("executor: a wide re-arming fork-join allocates nothing once running",
   CHECK(allocations == 0);
   CHECK(root.cancel());
   CHECK(eventually([&] { return join.is_complete(); }));
+}
+
+//===-- batched wakes (process::wake_all) -----------------------------------===//
+
+namespace {
+
+/// A process for the wake_all model test: records the position of its
+/// drain in one sequence shared by the processes of its executor.
+struct batch_member {
+  std::atomic<int>* sequence = nullptr;
+  int order = -1;
+  int drains = 0;
+  int completions = 0;
+  errc code = errc::ok;
+  process p;
+
+  batch_member() {
+    p.set_user_data(this);
+    p.set_drain([](process& self, worker_context&) noexcept {
+      auto* m = static_cast<batch_member*>(self.user_data());
+      m->order = m->sequence->fetch_add(1, std::memory_order_relaxed);
+      ++m->drains;
+      return drain_result::complete();
+    });
+    p.set_completion([](process& self, status s) noexcept {
+      auto* m = static_cast<batch_member*>(self.user_data());
+      ++m->completions;
+      m->code = s.code();
+    });
+  }
+};
+
+}  // namespace
+
+TEST_CASE("process::wake_all: accepts, activates and orders exactly as one wake() per entry",
+          "[executor][wake_all]") {
+  // Two executors without workers, so nothing runs until run_until_idle
+  // and the drain order of each executor's listed processes is its
+  // activation order. The reference model replays the entries one by one.
+  const std::uint64_t seed = GENERATE(1u, 2u, 3u, 4u, 5u, 6u);
+  CAPTURE(seed);
+  std::mt19937_64 random(seed);
+  causal::executor ex_a(workers(0));
+  causal::executor ex_b(workers(0));
+  std::atomic<int> sequence_a{0};
+  std::atomic<int> sequence_b{0};
+  constexpr int n = 400;
+  std::vector<batch_member> members(n);
+  struct model_state {
+    std::uint32_t count = 0;
+    std::uint32_t planned = 0;
+    bool on_a = true;
+    bool compute = false;
+    bool cancelled = false;
+  };
+  std::vector<model_state> model(n);
+  std::vector<process*> entries;
+  for (int i = 0; i < n; ++i) {
+    model_state& m = model[i];
+    batch_member& b = members[i];
+    m.on_a = random() % 3 != 0;
+    m.compute = random() % 5 == 0;
+    m.count = 1 + static_cast<std::uint32_t>(random() % 3);
+    b.sequence = m.on_a ? &sequence_a : &sequence_b;
+    if (m.compute) b.p.set_wake_budget(2);
+    b.p.suspend(m.count);
+    (m.on_a ? ex_a : ex_b).submit(b.p);
+    // Most get every wake they wait for, some fewer; a few are cancelled
+    // (resolved inline now) and then woken anyway, which is ignored.
+    if (random() % 10 == 0) {
+      m.cancelled = true;
+      REQUIRE(b.p.cancel());
+      m.planned = 1 + static_cast<std::uint32_t>(random() % 3);
+    } else {
+      m.planned = random() % 4 == 0 ? static_cast<std::uint32_t>(random() % m.count) : m.count;
+    }
+    for (std::uint32_t k = 0; k < m.planned; ++k) entries.push_back(&b.p);
+  }
+  std::shuffle(entries.begin(), entries.end(), random);
+
+  std::size_t expected_accepted = 0;
+  std::vector<int> expected_order_a;
+  std::vector<int> expected_order_b;
+  for (process* e : entries) {
+    const auto i = static_cast<std::size_t>(static_cast<batch_member*>(e->user_data()) - members.data());
+    model_state& m = model[i];
+    if (m.cancelled) continue;
+    ++expected_accepted;
+    if (--m.count == 0 && !m.compute) (m.on_a ? expected_order_a : expected_order_b).push_back(static_cast<int>(i));
+  }
+
+  CHECK(process::wake_all(entries) == expected_accepted);
+  ex_a.run_until_idle();
+  ex_b.run_until_idle();
+
+  int wrong = 0;
+  for (int i = 0; i < n; ++i) {
+    const model_state& m = model[i];
+    const batch_member& b = members[i];
+    if (m.cancelled) {
+      wrong += b.drains != 0 || b.completions != 1 || b.code != errc::cancelled;
+    } else if (m.count == 0) {
+      wrong += b.drains != 1 || b.completions != 1 || b.code != errc::ok;
+    } else {
+      wrong += b.drains != 0 || b.completions != 0 || b.p.suspend_count() != m.count;
+    }
+  }
+  CHECK(wrong == 0);
+  // Listed processes drain in activation order: batch boundaries and
+  // switches between executors keep it.
+  std::vector<int> order_a;
+  std::vector<int> order_b;
+  for (int i = 0; i < n; ++i) {
+    if (model[i].compute || model[i].cancelled || model[i].count != 0) continue;
+    (model[i].on_a ? order_a : order_b).push_back(i);
+  }
+  const auto by_drain = [&](int x, int y) { return members[x].order < members[y].order; };
+  std::sort(order_a.begin(), order_a.end(), by_drain);
+  std::sort(order_b.begin(), order_b.end(), by_drain);
+  CHECK(order_a == expected_order_a);
+  CHECK(order_b == expected_order_b);
+  CHECK(expected_order_a.size() > process::wake_all_batch);
+
+  // The rest: a second call with the missing wakes completes everything.
+  entries.clear();
+  for (int i = 0; i < n; ++i) {
+    if (model[i].cancelled) continue;
+    for (std::uint32_t k = 0; k < model[i].count; ++k) entries.push_back(&members[i].p);
+  }
+  CHECK(process::wake_all(entries) == entries.size());
+  ex_a.run_until_idle();
+  ex_b.run_until_idle();
+  int incomplete = 0;
+  for (const batch_member& b : members) incomplete += b.completions != 1;
+  CHECK(incomplete == 0);
+  CHECK(process::wake_all({}) == 0);
+}
+
+TEST_CASE("process::wake_all: more activations than one batch keep their order",
+          "[executor][wake_all]") {
+  causal::executor ex(workers(0));
+  std::atomic<int> sequence{0};
+  constexpr int n = 3 * static_cast<int>(process::wake_all_batch) + 5;
+  std::vector<batch_member> members(n);
+  std::vector<process*> entries;
+  for (batch_member& b : members) {
+    b.sequence = &sequence;
+    b.p.suspend();
+    ex.submit(b.p);
+    entries.push_back(&b.p);
+  }
+  CHECK(process::wake_all(entries) == static_cast<std::size_t>(n));
+  ex.run_until_idle();
+  int out_of_order = 0;
+  for (int i = 0; i < n; ++i) out_of_order += members[i].order != i;
+  CHECK(out_of_order == 0);
+  CHECK(sequence.load() == n);
+}
+
+TEMPLATE_TEST_CASE("process::wake_all: re-wakes sleeping list and compute processes on workers",
+                   "[executor][wake_all][sleep]", CAUSAL_POLICY_TRAITS) {
+  const std::uint32_t w = GENERATE(1u, 2u, 4u);
+  CAPTURE(w);
+  basic_executor<TestType> ex(workers(w));
+  release_counter rc;
+  constexpr int cycles = 100;
+  constexpr int count = 8;
+  std::vector<std::unique_ptr<ping>> pings;
+  std::vector<process*> entries;
+  for (int i = 0; i < count; ++i) {
+    pings.push_back(std::make_unique<ping>(rc, cycles));
+    pings.back()->p.set_wake_budget(i % 2 == 0 ? 1 : 3);
+    entries.push_back(&pings.back()->p);
+  }
+  for (auto& pg : pings) ex.submit(pg->p);
+  int stuck = 0;
+  for (int i = 1; i <= cycles && stuck == 0; ++i) {
+    // Every ping has suspended for the i-th time: wake them all at once.
+    for (auto& pg : pings) {
+      if (!eventually([&] { return pg->drains.load(std::memory_order_seq_cst) >= i; }, 5000ms)) ++stuck;
+    }
+    if (stuck == 0) CHECK(process::wake_all(entries) == count);
+  }
+  CHECK(stuck == 0);
+  CHECK(rc.wait_for(count));
+  int wrong = 0;
+  for (auto& pg : pings) wrong += pg->drains.load() != cycles;
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("process::wake_all: allocates nothing", "[executor][wake_all][allocation]") {
+  const std::uint32_t w = GENERATE(0u, 2u);
+  CAPTURE(w);
+  causal::executor ex(workers(w));
+  release_counter rc;
+  constexpr int n = 300;
+  auto nodes = make_nodes(rc, n);
+  std::vector<process*> entries;
+  for (int i = 0; i < n; ++i) {
+    if (i % 5 == 0) nodes[i]->p.set_wake_budget(2);
+    nodes[i]->p.suspend();
+    ex.submit(nodes[i]->p);
+    entries.push_back(&nodes[i]->p);
+  }
+  std::uint64_t allocations = 0;
+  std::size_t accepted = 0;
+  {
+    causal::test::allocation_guard guard;
+    accepted = process::wake_all(entries);
+    if (w == 0) ex.run_until_idle();
+    allocations = guard.allocations();
+  }
+  CHECK(accepted == static_cast<std::size_t>(n));
+  CHECK(allocations == 0);
+  CHECK(rc.wait_for(n));
 }
