@@ -32,8 +32,9 @@
 // unreached value is issued and orders the operations; wait-before-signal
 // (a wait submitted before its signal); frontier propagation to signalled
 // semaphores; completion-tracker retirement; a failed semaphore failing
-// the waiting queue's signals (no waiter stranded); and bad input rejected
-// with nothing changed.
+// the waiting queue's signals (no waiter stranded) and, stickily, every
+// later operation of that queue (so no frontier claims an operation that
+// never ran); and bad input rejected with nothing changed.
 #pragma once
 
 #include <causal/completion.hpp>
@@ -267,6 +268,39 @@ TEMPLATE_TEST_CASE("conformance: a failed wait fails the waiting operation's sig
   CHECK(st.code() == causal::errc::device_lost);
   (void)f.finish();
   CHECK(causal_conformance::position(f.log(), 1) == -1);  // never ran
+}
+
+TEMPLATE_TEST_CASE("conformance: a failed wait fails the queue: later operations never run and "
+                   "no later epoch completes",
+                   "[conformance][failure]", CAUSAL_CONFORMANCE_FIXTURES) {
+  // DESIGN.md §5: (axis, e) in a frontier means every operation of the
+  // queue up to e completed. If a queue ran on past an operation whose wait
+  // failed, its later signals would carry a frontier that claims the failed
+  // operation, and a consumer could elide its wait on the failed value
+  // (here: q2's wait on `out` is implied by its wait on `later`) and run
+  // on data that was never produced. So the failure is sticky.
+  CAUSAL_CONFORMANCE_PROLOGUE;
+  auto& q = f.make_queue();
+  auto& q2 = f.make_queue();
+  auto& upstream = f.make_semaphore();
+  auto& out = f.make_semaphore();
+  auto& later = f.make_semaphore();
+  auto& consumed = f.make_semaphore();
+  REQUIRE(q.submit({{&upstream, 1}}, {{&out, 1}}, f.op(1)));
+  REQUIRE(q.submit({}, {{&later, 1}}, f.op(2)));
+  REQUIRE(q2.submit({{&later, 1}, {&out, 1}}, {{&consumed, 1}}, f.op(3)));
+  upstream.fail(causal::error{causal::errc::device_lost, "conformance: upstream lost"});
+  CHECK(causal_conformance::host_wait(f, out, 1).code() == causal::errc::device_lost);
+  CHECK(causal_conformance::host_wait(f, later, 1).code() == causal::errc::device_lost);
+  CHECK(causal_conformance::host_wait(f, consumed, 1).code() == causal::errc::device_lost);
+  // Work submitted after the failure is refused with the same error.
+  auto& after = f.make_semaphore();
+  auto late = q.submit({}, {{&after, 1}}, f.op(4));
+  REQUIRE_FALSE(late);
+  CHECK(late.error_value().code() == causal::errc::device_lost);
+  (void)f.finish();
+  CHECK(f.log().empty());
+  CHECK(q.completed_epoch() == 0);
 }
 
 TEMPLATE_TEST_CASE("conformance: bad submissions are rejected and change nothing",

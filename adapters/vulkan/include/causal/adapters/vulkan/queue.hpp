@@ -35,10 +35,18 @@
 // signals never come through our queues). Later batches of the same queue
 // are held behind it (FIFO). A held batch is retried whenever a queue of
 // the device sends signals, a host signal lands, a semaphore fails or a poll
-// sees a value move (`device::kick_all`). If a semaphore it waits for fails,
-// the batch is dropped: its signals' semaphores get the failure, and an
-// empty batch signals its epoch in its place so the queue's timeline keeps
-// its order.
+// sees a value move (`device::kick_all`).
+//
+// Failure is sticky, as on the CPU queue and a CUDA stream. If a semaphore a
+// held batch waits for fails, the batch is dropped (never sent): its
+// signals' semaphores get the failure, so do those of every batch held
+// behind it, and every later submit is refused with that error. The epoch
+// timeline is never signalled past the last batch sent: once the device has
+// completed that batch (every epoch before the failure retires normally),
+// the timeline and the queue's tracker axis fail with the error. Running
+// later batches instead would let their frontiers, which carry this queue's
+// axis, claim the dropped operation, and a consumer could elide its wait on
+// the failed value and run on data that was never produced (DESIGN §5).
 //
 // Completion. Every batch signals the queue's own timeline semaphore with its
 // epoch. device::poll() (or the waiter thread) reads it, reaches the timeline
@@ -244,13 +252,17 @@ class backend {
   //===-- held batches --------------------------------------------------------===//
 
   /// Sends held batches in order while their waits' signals have been sent;
-  /// drops (see the file comment) a batch whose wait semaphore failed.
+  /// a batch whose wait semaphore failed fails the queue (see the file
+  /// comment) and is dropped, and so is everything held behind it.
   /// Returns true when any batch left the table.
   bool resume() noexcept {
     bool progressed = false;
     while (held_count_ != 0) {
       batch& b = held_[held_head_];
-      if (const auto e = failed_wait(b); e) {
+      if (!broken_) {
+        drop(b, broken_.error_value());
+      } else if (const auto e = failed_wait(b); e) {
+        stick(*e);
         drop(b, *e);
       } else if (!sendable(b)) {
         break;
@@ -264,8 +276,10 @@ class backend {
     return progressed;
   }
 
-  /// Drops every held batch with `e` (queue teardown).
+  /// Drops every held batch with `e` and fails the queue with it (queue
+  /// teardown).
   void drop_all(const error& e) noexcept {
+    if (held_count_ != 0) stick(e);
     while (held_count_ != 0) {
       drop(held_[held_head_], e);
       held_head_ = (held_head_ + 1) % max_held;
@@ -290,6 +304,16 @@ class backend {
   [[nodiscard]] std::size_t pending_waits() const noexcept { return next_.wait_count; }
 
   void set_watched(bool w) noexcept { watched_.store(w, std::memory_order_release); }
+
+  /// The queue's sticky failure once it is due: when the device has
+  /// completed `completed` >= every epoch sent before the failure. Null
+  /// when the queue has not failed or earlier batches are still running.
+  /// Any thread (the failure is published once, with a release store).
+  [[nodiscard]] const error* failure_due(std::uint64_t completed) const noexcept {
+    const std::uint64_t after = stuck_after_.load(std::memory_order_acquire);
+    if (after == not_stuck || completed < after) return nullptr;
+    return &stuck_error_;
+  }
 
  private:
   struct batch {
@@ -330,24 +354,30 @@ class backend {
     return std::nullopt;
   }
 
-  /// Fails the batch's signals (host side) and sends an empty batch that
-  /// signals only its epoch, keeping the timeline in order.
+  /// Fails the batch's signals (host side); the batch is never sent and
+  /// its epoch never signalled (the queue has failed, see stick()).
   void drop(batch& b, const error& e) noexcept {
     for (std::size_t i = 0; i < b.signal_count; ++i) {
       if (b.signal_sems[i] != &timeline_) (void)b.signal_sems[i]->fail_host(e);
     }
-    batch empty;
-    empty.epoch = b.epoch;
-    add_signal(empty, timeline_, b.epoch);
-    (void)send(empty, /*with_barrier=*/false);
   }
 
-  status send(const batch& b, bool with_barrier = true) noexcept {
+  /// Fails the queue with `e` unless it failed before: every later execute
+  /// and held batch gets `e`; the timeline fails once the batches already
+  /// sent have completed (failure_due).
+  void stick(const error& e) noexcept {
+    if (!broken_) return;
+    broken_ = e;
+    stuck_error_ = e;
+    stuck_after_.store(sent_epoch(), std::memory_order_release);  // publishes stuck_error_
+  }
+
+  status send(const batch& b) noexcept {
     if (!broken_) return broken_;
     VkResult r;
     {
       std::lock_guard lock(hw_->submit_mutex());
-      r = device_->uses_submit2() ? submit2(b, with_barrier) : submit_legacy(b, with_barrier);
+      r = device_->uses_submit2() ? submit2(b) : submit_legacy(b);
     }
     stats_.batches += 1;
     stats_.vk_waits += b.wait_count;
@@ -411,7 +441,7 @@ class backend {
     return status{};
   }
 
-  VkResult submit2(const batch& b, bool with_barrier) noexcept {
+  VkResult submit2(const batch& b) noexcept {
     std::array<VkSemaphoreSubmitInfo, max_waits> waits;
     std::array<VkSemaphoreSubmitInfo, max_signals> signals;
     std::array<VkCommandBufferSubmitInfo, command_list::capacity + 1> buffers;
@@ -426,10 +456,8 @@ class backend {
                                          VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, 0};
     }
     std::uint32_t n = 0;
-    if (with_barrier) {
-      buffers[n++] = VkCommandBufferSubmitInfo{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, nullptr,
-                                               barrier_, 0};
-    }
+    buffers[n++] = VkCommandBufferSubmitInfo{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, nullptr,
+                                             barrier_, 0};
     for (std::size_t i = 0; i < b.op.size(); ++i) {
       buffers[n++] = VkCommandBufferSubmitInfo{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, nullptr,
                                                b.op.data()[i], 0};
@@ -447,12 +475,12 @@ class backend {
                                        VK_NULL_HANDLE);
   }
 
-  VkResult submit_legacy(const batch& b, bool with_barrier) noexcept {
+  VkResult submit_legacy(const batch& b) noexcept {
     std::array<VkPipelineStageFlags, max_waits> stages;
     std::array<VkCommandBuffer, command_list::capacity + 1> buffers;
     for (std::size_t i = 0; i < b.wait_count; ++i) stages[i] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
     std::uint32_t n = 0;
-    if (with_barrier) buffers[n++] = barrier_;
+    buffers[n++] = barrier_;
     for (std::size_t i = 0; i < b.op.size(); ++i) buffers[n++] = b.op.data()[i];
     const VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
                                                nullptr,
@@ -479,6 +507,10 @@ class backend {
   semaphore timeline_;
   status setup_{};
   status broken_{};
+  static constexpr std::uint64_t not_stuck = ~std::uint64_t{0};
+  /// The sent epoch after which the sticky failure applies (not_stuck: none).
+  std::atomic<std::uint64_t> stuck_after_{not_stuck};
+  error stuck_error_{};
   VkCommandPool pool_ = VK_NULL_HANDLE;
   VkCommandBuffer barrier_ = VK_NULL_HANDLE;
   std::atomic<std::uint64_t> sent_{0};
@@ -637,8 +669,9 @@ class queue {
     return n;
   }
 
-  /// Blocks until every submitted epoch has completed (ok), the device is
-  /// lost, or `deadline` passes (held batches must be released meanwhile).
+  /// Blocks until every submitted epoch has completed (ok), the queue has
+  /// failed (its error, see the file comment), the device is lost, or
+  /// `deadline` passes (held batches must be released meanwhile).
   status wait_idle(semaphore::clock::time_point deadline = semaphore::clock::time_point::max()) noexcept {
     const std::uint64_t e = epoch();
     if (e == 0) return status{};
@@ -690,9 +723,9 @@ class queue {
   bool poll() noexcept {
     const std::uint64_t before = core_.completed_epoch();
     const std::uint64_t now = core_.backend().timeline().poll_sequential(core_.axis());
-    if (now <= before) return false;
-    core_.retire(now);
-    return true;
+    if (now > before) core_.retire(now);
+    apply_due_failure();
+    return now > before;
   }
 
  private:
@@ -714,6 +747,16 @@ class queue {
   void fail(const error& e) noexcept {
     (void)core_.backend().timeline().fail_host(e);
     if (tracked_) (void)device_->tracker()->fail_axis(core_.axis(), e);
+  }
+
+  /// Fails the timeline and the tracker axis with the queue's sticky
+  /// failure once every batch sent before it has completed. Any thread,
+  /// without mutex_ (fail() runs waiters' callbacks).
+  void apply_due_failure() noexcept {
+    if (failure_applied_.load(std::memory_order_acquire)) return;
+    const error* e = core_.backend().failure_due(core_.completed_epoch());
+    if (e == nullptr || failure_applied_.exchange(true, std::memory_order_acq_rel)) return;
+    fail(*e);
   }
 
   bool next_wait(VkSemaphore& h, std::uint64_t& v) noexcept {
@@ -796,6 +839,7 @@ class queue {
       submitted_signals = drain_locked() || submitted_signals;
     }
     if (submitted_signals && device_->any_held()) device_->kick_all();
+    apply_due_failure();
   }
 
   device* device_;
@@ -805,6 +849,7 @@ class queue {
   mutable std::mutex mutex_;
   std::atomic<std::thread::id> owner_{};
   std::atomic<bool> pump_requested_{false};
+  std::atomic<bool> failure_applied_{false};
   detail::device_member member_{};
   core_type core_;
 };
