@@ -218,14 +218,31 @@ class basic_queue {
   void set_trace_sink(trace_sink* sink) noexcept { trace_ = sink; }
   [[nodiscard]] trace_sink* get_trace_sink() const noexcept { return trace_; }
 
-  /// Forwards every retire() to `tracker.advance(axis(), epoch)`.
-  /// The tracker must outlive the queue and know this axis.
+  /// Forwards every retire() to `tracker.advance(axis(), epoch)`, and
+  /// fail_completion() to `tracker.fail_axis(axis(), e)` where the tracker
+  /// has one. The tracker must outlive the queue and know this axis.
   template <class Tracker>
   void track_completion(Tracker& tracker) noexcept {
     retire_context_ = &tracker;
     retire_observer_ = [](void* context, causal::axis a, std::uint64_t epoch) noexcept {
       (void)static_cast<Tracker*>(context)->advance(a, epoch);
     };
+    if constexpr (requires(causal::axis a, const error& e) { tracker.fail_axis(a, e); }) {
+      fail_observer_ = [](void* context, causal::axis a, const error& e) noexcept {
+        (void)static_cast<Tracker*>(context)->fail_axis(a, e);
+      };
+    } else {
+      fail_observer_ = nullptr;
+    }
+  }
+
+  /// Reports that the queue failed for good with `e` (its backend's sticky
+  /// failure): no epoch past completed_epoch() will ever complete. Forwards
+  /// it to the attached completion tracker, whose waiters on this axis then
+  /// fail with `e` instead of waiting forever. Any thread; a repeated call
+  /// is harmless (the tracker keeps the first error).
+  void fail_completion(const error& e) noexcept {
+    if (fail_observer_ != nullptr) fail_observer_(retire_context_, axis_, e);
   }
 
   /// Adds `extra` to the knowledge (what the caller learnt some other way,
@@ -642,6 +659,7 @@ class basic_queue {
   Backend backend_;
   void (*retire_observer_)(void*, causal::axis, std::uint64_t) noexcept = nullptr;
   void* retire_context_ = nullptr;
+  void (*fail_observer_)(void*, causal::axis, const error&) noexcept = nullptr;
   trace_sink* trace_ = nullptr;
   std::size_t deferred_head_ = 0;
   std::size_t deferred_count_ = 0;

@@ -262,6 +262,7 @@ class basic_queue_process : public process {
   /// Called with each retired epoch (in increasing order) by the draining
   /// worker; basic_queue::retire is the usual target.
   using retire_fn = void (*)(void* context, std::uint64_t epoch) noexcept;
+  using fail_fn = void (*)(void* context, const error& e) noexcept;
 
   basic_queue_process() noexcept : process(&drain_thunk, nullptr) {
     dispatcher_.set_user_data(this);
@@ -301,6 +302,14 @@ class basic_queue_process : public process {
   void on_retire(retire_fn fn, void* context) noexcept {
     retire_ = fn;
     retire_context_ = context;
+  }
+
+  /// Sets the callback told, once, that the queue failed and with what
+  /// error (before the first submit). It runs on the worker that failed
+  /// the queue, after every earlier epoch was retired.
+  void on_fail(fail_fn fn, void* context) noexcept {
+    fail_ = fn;
+    fail_context_ = context;
   }
 
   /// Makes every completed epoch e also reach `timeline` at e (a plain
@@ -619,6 +628,7 @@ class basic_queue_process : public process {
     if (failure_claim_.compare_exchange_strong(expected, true, std::memory_order_relaxed)) {
       failure_ = e;
       failed_.store(true, std::memory_order_release);
+      if (fail_ != nullptr) fail_(fail_context_, e);
     }
   }
 
@@ -668,6 +678,8 @@ class basic_queue_process : public process {
   bool closed_ = false;
   retire_fn retire_ = nullptr;
   void* retire_context_ = nullptr;
+  fail_fn fail_ = nullptr;
+  void* fail_context_ = nullptr;
   Semaphore* progress_ = nullptr;
   // Drain side.
   alignas(CAUSAL_CACHELINE_SIZE) std::atomic<std::uint64_t> head_{0};

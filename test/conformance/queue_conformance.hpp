@@ -286,6 +286,9 @@ TEMPLATE_TEST_CASE("conformance: a failed wait fails the queue: later operations
   auto& out = f.make_semaphore();
   auto& later = f.make_semaphore();
   auto& consumed = f.make_semaphore();
+  causal::completion_tracker tracker;
+  REQUIRE(tracker.register_axis(q.axis()));
+  q.track_completion(tracker);
   REQUIRE(q.submit({{&upstream, 1}}, {{&out, 1}}, f.op(1)));
   REQUIRE(q.submit({}, {{&later, 1}}, f.op(2)));
   REQUIRE(q2.submit({{&later, 1}, {&out, 1}}, {{&consumed, 1}}, f.op(3)));
@@ -301,6 +304,10 @@ TEMPLATE_TEST_CASE("conformance: a failed wait fails the queue: later operations
   (void)f.finish();
   CHECK(f.log().empty());
   CHECK(q.completed_epoch() == 0);
+  // A tracker waiting for this axis learns of the failure too (no waiter
+  // is left waiting for an epoch that will never complete).
+  CHECK(tracker.axis_status(q.axis()).code() == causal::errc::device_lost);
+  CHECK(tracker.retired_epoch(q.axis()) == 0);
 }
 
 TEMPLATE_TEST_CASE("conformance: bad submissions are rejected and change nothing",

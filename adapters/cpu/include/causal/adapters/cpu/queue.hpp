@@ -29,7 +29,9 @@
 // operations in flight; wait for some, or raise Capacity), or when the
 // queue has failed (its sticky error); otherwise basic_queue::submit's
 // rules apply. A failing operation fails its signals and the queue, as a
-// device stream would (queue_process.hpp).
+// device stream would (queue_process.hpp), and the axis of an attached
+// completion tracker, so no tracker waiter waits for an epoch that will
+// never complete.
 //
 // Thread safety: one thread at a time submits (like a VkQueue); observers
 //                (completed_epoch, queue_status, stats after wait_idle) may
@@ -87,6 +89,7 @@ class basic_queue {
   template <class Executor>
   basic_queue(causal::axis a, Executor& executor) noexcept : core_(a, process_) {
     process_.on_retire(&retire_thunk, this);
+    process_.on_fail(&fail_thunk, this);
     process_.start(executor);
   }
 
@@ -182,7 +185,8 @@ class basic_queue {
   /// queue's operations appear under their queue_operation::named labels.
   void set_trace_sink(trace_sink* sink) noexcept { core_.set_trace_sink(sink); }
 
-  /// Forwards every retired epoch to `tracker.advance(axis(), epoch)`.
+  /// Forwards every retired epoch to `tracker.advance(axis(), epoch)`,
+  /// and the queue's failure to `tracker.fail_axis(axis(), e)`.
   template <class Tracker>
   void track_completion(Tracker& tracker) noexcept {
     core_.track_completion(tracker);
@@ -205,6 +209,9 @@ class basic_queue {
  private:
   static void retire_thunk(void* self, std::uint64_t epoch) noexcept {
     static_cast<basic_queue*>(self)->core_.retire(epoch);
+  }
+  static void fail_thunk(void* self, const error& e) noexcept {
+    static_cast<basic_queue*>(self)->core_.fail_completion(e);
   }
 
   // The process is declared first: the core's backend points at it. The

@@ -523,7 +523,10 @@ class basic_stream_queue {
   result<submission> submit(std::span<const wait_type> waits, std::span<const signal_type> signals,
                             const stream_operation& op) noexcept {
     backend_type& b = core_.backend();
-    if (status f = b.failure(); !f) return f.error_value();
+    if (status f = b.failure(); !f) {
+      report_failure();
+      return f.error_value();
+    }
     (void)poll();
     if (b.in_flight_full()) {
       return error{errc::resource_exhausted,
@@ -546,6 +549,7 @@ class basic_stream_queue {
     if (r && r->deferred) {
       for (const wait_type& w : waits) (void)b.guard().note(*w.semaphore, w.value);
     }
+    report_failure();
     return r;
   }
 
@@ -570,6 +574,7 @@ class basic_stream_queue {
   std::uint64_t poll() noexcept {
     const std::uint64_t done = core_.backend().poll();
     core_.retire(done);
+    report_failure();
     return done;
   }
 
@@ -578,6 +583,7 @@ class basic_stream_queue {
   status synchronize() noexcept {
     status s = core_.backend().synchronize();
     core_.retire(core_.backend().poll());
+    report_failure();
     return s;
   }
 
@@ -603,6 +609,9 @@ class basic_stream_queue {
     core_.backend().set_progress_timeline(&timeline);
   }
 
+  /// Forwards every retired epoch to `tracker.advance(axis(), epoch)`, and
+  /// the queue's sticky failure (noticed by the next poll, submit or
+  /// synchronize) to `tracker.fail_axis(axis(), e)`.
   template <class Tracker>
   void track_completion(Tracker& tracker) noexcept {
     core_.track_completion(tracker);
@@ -621,7 +630,18 @@ class basic_stream_queue {
   [[nodiscard]] const backend_type& backend() const noexcept { return core_.backend(); }
 
  private:
+  /// Tells the core (and through it an attached tracker), once, that the
+  /// queue has failed for good.
+  void report_failure() noexcept {
+    if (failure_reported_) return;
+    if (status f = core_.backend().failure(); !f) {
+      failure_reported_ = true;
+      core_.fail_completion(f.error_value());
+    }
+  }
+
   core_type core_;
+  bool failure_reported_ = false;
 };
 
 /// The stream queue: memory operations (host-signalling fallback).

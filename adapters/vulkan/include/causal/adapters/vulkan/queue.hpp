@@ -744,9 +744,11 @@ class queue {
     return out;
   }
 
+  /// Fails the epoch timeline and the axis of the attached tracker (the
+  /// device's, or the one given to track_completion).
   void fail(const error& e) noexcept {
     (void)core_.backend().timeline().fail_host(e);
-    if (tracked_) (void)device_->tracker()->fail_axis(core_.axis(), e);
+    core_.fail_completion(e);
   }
 
   /// Fails the timeline and the tracker axis with the queue's sticky
