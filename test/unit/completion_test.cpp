@@ -20,6 +20,7 @@
 #include <causal/completion.hpp>
 
 #include "catch.hpp"
+#include "eventually.hpp"
 #include "string_makers.hpp"
 #include "counting_new.hpp"
 
@@ -94,16 +95,7 @@ void register_abcd(basic_completion_tracker<N>& t) {
   for (axis a : {A, B, C, D}) REQUIRE(t.register_axis(a).ok());
 }
 
-// Polls `done` until it holds or `limit` passes; returns its last result.
-template <class Predicate>
-bool eventually(Predicate done, std::chrono::milliseconds limit = 5000ms) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return done();
-    std::this_thread::yield();
-  }
-  return true;
-}
+using causal::test::eventually;
 
 /// splitmix64: tiny, fast, specified here, so a seed reproduces anywhere.
 struct rng {

@@ -28,6 +28,7 @@
 #include <causal/scope.hpp>
 
 #include "catch.hpp"
+#include "eventually.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -101,15 +102,7 @@ struct rng {
   bool one_in(std::uint64_t n) { return below(n) == 0; }
 };
 
-template <class Predicate>
-bool eventually(Predicate done, std::chrono::milliseconds limit = 10000ms) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return done();
-    std::this_thread::yield();
-  }
-  return true;
-}
+using causal::test::eventually;
 
 //===-- chaos atomic ----------------------------------------------------------===//
 

@@ -25,6 +25,7 @@
 #include <causal/scope.hpp>
 
 #include "catch.hpp"
+#include "eventually.hpp"
 #include "counting_new.hpp"
 #include "string_makers.hpp"
 
@@ -72,16 +73,7 @@ struct four_slots : Base {
 
 #define CAUSAL_POLICY_TRAITS round_robin_traits, priority_traits, weighted_traits
 
-// Polls `done` until it holds or `limit` passes; returns its last result.
-template <class Predicate>
-bool eventually(Predicate done, std::chrono::milliseconds limit = 10000ms) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return done();
-    std::this_thread::yield();
-  }
-  return true;
-}
+using causal::test::eventually;
 
 /// Counts releases; the test waits for the count it expects.
 struct release_counter {

@@ -14,6 +14,7 @@
 #include <causal/semaphore.hpp>
 
 #include "catch.hpp"
+#include "eventually.hpp"
 #include "counting_new.hpp"
 #include "string_makers.hpp"
 
@@ -35,15 +36,7 @@ using namespace std::chrono_literals;
 
 causal::axis ax(std::uint64_t n) { return causal::axis{n}; }
 
-template <class Predicate>
-bool eventually(Predicate done, std::chrono::milliseconds limit = 20000ms) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return done();
-    std::this_thread::yield();
-  }
-  return true;
-}
+using causal::test::eventually;
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include <causal/ext/park_word.hpp>
 
 #include "catch.hpp"
+#include "eventually.hpp"
 #include "counting_new.hpp"
 
 #include <atomic>
@@ -30,18 +31,7 @@ using namespace std::chrono_literals;
 // parked; correctness never depends on it, only what the test exercises.
 constexpr auto settle_time = 20ms;
 
-// Polls `done` until it holds or `limit` passes; returns its last result.
-template <class Predicate>
-bool eventually(Predicate done, std::chrono::milliseconds limit = 5000ms) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      return done();
-    }
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
+using causal::test::eventually;
 
 }  // namespace
 

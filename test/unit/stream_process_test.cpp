@@ -22,6 +22,7 @@
 #include <causal/stream_process.hpp>
 
 #include "catch.hpp"
+#include "eventually.hpp"
 #include "string_makers.hpp"
 #include "counting_new.hpp"
 
@@ -46,15 +47,7 @@ using causal::stream_process;
 
 using namespace std::chrono_literals;
 
-template <class Predicate>
-bool eventually(Predicate done, std::chrono::milliseconds limit = 20000ms) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return done();
-    std::this_thread::yield();
-  }
-  return true;
-}
+using causal::test::eventually;
 
 executor_options workers(std::uint32_t n) { return executor_options{.worker_count = n}; }
 

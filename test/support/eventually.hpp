@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// eventually: waits, with a deadline, for a condition another thread makes
+// true, so a concurrency test that loses a wake-up fails instead of hanging.
+//
+//   REQUIRE(causal::test::eventually([&] { return done.load() == n; }));
+//
+// The limit only bounds how long a broken test takes to fail; a passing
+// test returns as soon as the condition holds. The caller's thread yields
+// between polls (two vCPUs: spinning would starve the thread it waits for).
+//
+// Thread safety: the predicate is called on the caller's thread only.
+// Memory order:  whatever the predicate's loads provide (use acquire).
+// Blocking/allocation: blocks up to `limit`; allocates nothing.
+// Size:          not applicable.
+#pragma once
+
+#include <chrono>
+#include <thread>
+
+namespace causal::test {
+
+/// Polls `done` until it returns true or `limit` passes; returns its last
+/// result.
+template <class Predicate>
+bool eventually(Predicate done, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return done();
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+}  // namespace causal::test
