@@ -120,6 +120,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -664,9 +665,15 @@ void bm_forkjoin_std_pool(benchmark::State& state) {
 
 //===-- activation --------------------------------------------------------------===//
 
-void bm_activation_causal(benchmark::State& state) {
+/// Runs batches of 1000 activations: suspended processes on an executor
+/// without workers, each one wake away from runnable; `activate(entries)`
+/// makes them all runnable and is the only timed part (draining and
+/// re-arming them between batches is not).
+template <class Activate>
+void run_activation_batches(benchmark::State& state, Activate activate) {
   constexpr int batch = 1000;
   std::vector<causal::process> ps(batch);
+  std::vector<causal::process*> entries;
   std::vector<std::uint64_t> hits(batch, 0);
   causal::executor ex(causal::executor_options{.worker_count = 0});
   for (int i = 0; i < batch; ++i) {
@@ -678,10 +685,11 @@ void bm_activation_causal(benchmark::State& state) {
     });
     p.suspend();
     ex.submit(p);  // count 1: one wake away from runnable
+    entries.push_back(&p);
   }
   std::uint64_t rounds = 0;
   for (auto _ : state) {
-    for (auto& p : ps) (void)p.wake();  // the activation: 1 -> 0, push
+    activate(std::span<causal::process* const>(entries));
     state.PauseTiming();
     ex.run_until_idle();
     for (auto& p : ps) p.rearm(1);
@@ -701,45 +709,19 @@ void bm_activation_causal(benchmark::State& state) {
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
+void bm_activation_causal(benchmark::State& state) {
+  run_activation_batches(state, [](std::span<causal::process* const> entries) {
+    for (causal::process* p : entries) (void)p->wake();  // the activation: 1 -> 0, push
+  });
+}
+
 void bm_activation_causal_wake_all(benchmark::State& state) {
-  constexpr int batch = 1000;
-  std::vector<causal::process> ps(batch);
-  std::vector<causal::process*> entries;
-  std::vector<std::uint64_t> hits(batch, 0);
-  causal::executor ex(causal::executor_options{.worker_count = 0});
-  for (int i = 0; i < batch; ++i) {
-    causal::process& p = ps[static_cast<std::size_t>(i)];
-    p.set_user_data(&hits[static_cast<std::size_t>(i)]);
-    p.set_drain([](causal::process& self, causal::worker_context&) noexcept {
-      ++*static_cast<std::uint64_t*>(self.user_data());
-      return causal::drain_result::complete();
-    });
-    p.suspend();
-    ex.submit(p);
-    entries.push_back(&p);
-  }
-  std::uint64_t rounds = 0;
-  for (auto _ : state) {
-    // The activations: one CAS each, one list push per wake_all_batch.
-    const std::size_t accepted = causal::process::wake_all(entries);
-    state.PauseTiming();
-    if (accepted != entries.size()) state.SkipWithError("activation: wake_all ignored a wake");
-    ex.run_until_idle();
-    for (auto& p : ps) p.rearm(1);
-    ++rounds;
-    state.ResumeTiming();
-  }
-  if (check) {
-    for (std::uint64_t h : hits) {
-      if (h != rounds) {
-        state.SkipWithError("activation: a process did not run once per activation");
-        break;
-      }
+  run_activation_batches(state, [&state](std::span<causal::process* const> entries) {
+    // One CAS each, one list push per wake_all_batch.
+    if (causal::process::wake_all(entries) != entries.size()) {
+      state.SkipWithError("activation: wake_all ignored a wake");
     }
-  }
-  state.counters["ns_per_activation"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * batch,
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  });
 }
 
 /// The floor of a single activation from a thread that is not a worker:
