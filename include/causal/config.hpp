@@ -76,9 +76,13 @@
 #if CAUSAL_COMPILER_GCC() || CAUSAL_COMPILER_CLANG()
 #define CAUSAL_ALWAYS_INLINE inline __attribute__((always_inline))
 #define CAUSAL_NOINLINE __attribute__((noinline))
+/// Hints that the cache line at `address` is about to be written: a
+/// no-op where unsupported; never faults, even on freed memory.
+#define CAUSAL_PREFETCH_WRITE(address) __builtin_prefetch((address), 1, 3)
 #else
 #define CAUSAL_ALWAYS_INLINE inline
 #define CAUSAL_NOINLINE
+#define CAUSAL_PREFETCH_WRITE(address) ((void)(address))
 #endif
 
 //===-- tunables ------------------------------------------------------------===//

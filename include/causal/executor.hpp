@@ -293,9 +293,18 @@ class process_list {
   std::uint32_t take(process** out, std::uint32_t max, std::uint32_t share, take_status& status,
                      std::uint32_t& left) noexcept {
     left = 0;
-    if (!maybe_nonempty()) {
+    process* const seen = head_.load(std::memory_order_relaxed);
+    if (seen == nullptr && fifo_count_.load(std::memory_order_relaxed) == 0) {
       status = take_status::empty;
       return 0;
+    }
+    if (seen != nullptr) {
+      // Start fetching the newest pushed process's activation line (link
+      // and state, just written by its pusher on another core) now, so
+      // that its transfer overlaps the exchange below instead of following
+      // it. Address arithmetic only: `seen` may be taken and gone by the
+      // time the prefetch lands, which a prefetch tolerates.
+      CAUSAL_PREFETCH_WRITE(reinterpret_cast<const char*>(seen) + CAUSAL_CACHELINE_SIZE);
     }
     // acquire: pairs with the release store when the previous holder let
     // go, so fifo_ is what it left.
