@@ -41,6 +41,7 @@
 #include "catch.hpp"
 #include "catch_session.hpp"
 #include "skip.hpp"
+#include "vulkan_layer_tsan.hpp"
 
 #include <causal/check/checker.hpp>
 #include <causal/check/command_model.hpp>

@@ -10,6 +10,7 @@
 #include "catch_session.hpp"
 #include "skip.hpp"
 #include "vk_fixture.hpp"
+#include "vulkan_layer_tsan.hpp"
 
 #include <cstdio>
 #include <string>
