@@ -189,6 +189,45 @@ TEST_CASE("vulkan: device loss fails every semaphore, queue, held batch and wait
   CHECK(f.log().empty());
 }
 
+TEST_CASE("vulkan: a queue destroyed while holding a batch fails its signals; what it sent "
+          "completes and retires first",
+          "[vulkan][failure]") {
+  causal::completion_tracker tracker;
+  causal_vk_test::vulkan_fixture<causal::vulkan::submit_path::automatic, false> f(&tracker);
+  auto& first = f.make_semaphore();
+  auto& gate = f.make_semaphore();
+  auto& held_out = f.make_semaphore();
+  causal::axis_allocator axes;  // the fixture makes no queue here: no clash
+  const causal::axis a = axes.allocate(0, causal::domain::queue).value();
+  std::atomic<int> sent_outcome{-1};
+  std::atomic<int> held_outcome{-1};
+  const auto record = [](causal::completion_waiter& self, causal::status st) {
+    static_cast<std::atomic<int>*>(self.user_data())->store(static_cast<int>(st.code()));
+  };
+  causal::frontier need_sent;
+  (void)need_sent.insert_or_raise(a, 1);
+  causal::frontier need_held;
+  (void)need_held.insert_or_raise(a, 2);
+  causal::completion_waiter sent_waiter(need_sent, record, &sent_outcome);
+  causal::completion_waiter held_waiter(need_held, record, &held_outcome);
+  {
+    causal::vulkan::queue q(f.device(), f.hardware(), a);
+    REQUIRE(q.setup_status());
+    tracker.add_waiter(sent_waiter);
+    tracker.add_waiter(held_waiter);
+    REQUIRE(q.submit({}, {{&first, 1}}, f.op(1)));
+    // Held: nobody will send gate = 1.
+    REQUIRE(q.submit({{&gate, 1}}, {{&held_out, 1}}, f.op(2)));
+    CHECK(q.held_count() == 1);
+  }
+  REQUIRE(first.wait_until(1, clock_type::now() + std::chrono::seconds(20)));
+  REQUIRE(held_out.failure());
+  CHECK(held_out.failure()->code() == causal::errc::cancelled);
+  CHECK(sent_outcome.load() == static_cast<int>(causal::errc::ok));
+  CHECK(held_outcome.load() == static_cast<int>(causal::errc::cancelled));
+  CHECK(f.log() == std::vector<int>{1});
+}
+
 TEST_CASE("vulkan: buffers from the pool are reused by knowledge, after a fence, and by completion",
           "[vulkan][pool]") {
   vk_submit2_polled f;  // no waiter thread: nothing retires behind our back
