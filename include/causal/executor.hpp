@@ -36,9 +36,11 @@
 // worker sends to one dependent are coalesced into one atomic subtraction
 // (a join waited on by the batch's processes), applied when the batch ends;
 // the release of a process whose wake is still being coalesced waits for
-// it, so "released" keeps implying "dependents woken". A chain therefore
-// costs two read-modify-writes per hop (claim completion, wake the next),
-// a fork-join about two per leaf. process::set_auto_rearm makes a graph
+// it, so "released" keeps implying "dependents woken". A completion with
+// one dependent and nothing left to coalesce with (a chain hop) wakes it
+// at once, skipping that bookkeeping. A chain therefore costs two
+// read-modify-writes per hop (claim completion, wake the next), a
+// fork-join about two per leaf. process::set_auto_rearm makes a graph
 // reusable without any per-run set-up.
 //
 // Split fan-out. A single-drainer process that completes without error,
@@ -1077,11 +1079,13 @@ class basic_executor : private detail::executor_base {
       finish_listed(w, p);
       return true;
     }
-    report_drain_begin(trace.load(std::memory_order_relaxed), &p, w.ctx.worker_index());
+    // One read of the sink per drain: begin and end go to the same sink.
+    trace_sink* const sink = trace.load(std::memory_order_relaxed);
+    report_drain_begin(sink, &p, w.ctx.worker_index());
     const drain_result r = p.drain()(p, w.ctx);
-    report_drain_end(trace.load(std::memory_order_relaxed), &p, w.ctx.worker_index(), r.completed, r.did_work, r.keep_active);
+    report_drain_end(sink, &p, w.ctx.worker_index(), r.completed, r.did_work, r.keep_active);
     if (r.completed) {
-      finish_listed(w, p);
+      finish_listed(w, p, sink);
       return true;
     }
     s = state.load(std::memory_order_relaxed);
@@ -1124,10 +1128,12 @@ class basic_executor : private detail::executor_base {
   /// Returns the error a completer reports (nullptr: success); during
   /// teardown every process completes as cancelled.
   CAUSAL_ALWAYS_INLINE const error* final_error(process& p, std::uint64_t seen) noexcept {
+    return final_error(p, seen, cancelling_.load(std::memory_order_relaxed));
+  }
+  /// The same, with the teardown flag the caller has read.
+  static const error* final_error(process& p, std::uint64_t seen, bool teardown) noexcept {
     const error* failure = detail::completion_error(p, seen);
-    if (failure == nullptr && cancelling_.load(std::memory_order_relaxed)) [[unlikely]] {
-      failure = &teardown_error;
-    }
+    if (failure == nullptr && teardown) [[unlikely]] failure = &teardown_error;
     return failure;
   }
   static constexpr error teardown_error{errc::cancelled, "executor destroyed"};
@@ -1139,6 +1145,12 @@ class basic_executor : private detail::executor_base {
   }
 
   CAUSAL_ALWAYS_INLINE void finish_listed(worker& w, process& p) noexcept {
+    finish_listed(w, p, trace.load(std::memory_order_relaxed));
+  }
+  /// The same, reporting to `sink` (the caller's read of the trace sink).
+  CAUSAL_ALWAYS_INLINE void finish_listed(worker& w, process& p, trace_sink* sink) noexcept {
+    // Read once: the claim and the completion error agree on teardown.
+    const bool teardown = cancelling_.load(std::memory_order_relaxed);
     const std::uint32_t rearm = p.auto_rearm();
     std::uint64_t seen = 0;
     if (rearm == 0) [[likely]] {
@@ -1152,15 +1164,37 @@ class basic_executor : private detail::executor_base {
                                                           std::memory_order_acq_rel);
       CAUSAL_ASSERT((seen & detail::state_bits::done) == 0, "executor: listed process completed twice");
     } else {
-      seen = claim_and_rearm(p, rearm);
+      // The common case of claim_and_rearm inline: one CAS from the state
+      // just read, which holds no error, cancel or claim in flight.
+      auto& state = detail::process_access::state(p);
+      std::uint64_t s = state.load(std::memory_order_relaxed);
+      namespace sb = detail::state_bits;
+      if ((s & (sb::failed | sb::cancelled | sb::error_claim)) == 0 && !teardown &&
+          state.compare_exchange_strong(s, std::uint64_t{rearm}, std::memory_order_acq_rel,
+                                        std::memory_order_relaxed)) [[likely]] {
+        seen = s | sb::done;
+      } else {
+        seen = claim_and_rearm(p, rearm);
+      }
     }
     const process::release_fn release_cb = p.release();
     detail::scope_core* const sc = detail::process_access::scope(p);
-    const error* const failure = final_error(p, seen);
-    if (traced(trace.load(std::memory_order_relaxed))) [[unlikely]] report_finish(w, p, failure);
-    if (p.dependents().size() >= fanout_min_dependents && fanout_min_dependents != 0 &&
-        failure == nullptr && sc == nullptr && p.completion() == nullptr) [[unlikely]] {
-      if (start_fanout(w, p, release_cb)) return;
+    const error* const failure = final_error(p, seen, teardown);
+    if (traced(sink)) [[unlikely]] report_finish(w, p, failure);
+    if (failure == nullptr && sc == nullptr && p.completion() == nullptr) [[likely]] {
+      const std::size_t dep_count = p.dependents().size();
+      if (dep_count == 1 && w.pending == nullptr && w.batch_head >= w.batch_size) {
+        // A chain hop: no wake is being coalesced and nothing left in this
+        // batch could join one, so the dependent is woken now instead of
+        // through defer_wake and the flush that would follow at once.
+        apply_wake(w, *p.dependents()[0], 1);
+        publish_gathered(w);
+        if (release_cb != nullptr) [[unlikely]] detail::release(p, release_cb, nullptr);
+        return;
+      }
+      if (dep_count >= fanout_min_dependents && fanout_min_dependents != 0) [[unlikely]] {
+        if (start_fanout(w, p, release_cb)) return;
+      }
     }
     worker_waker waker{*this, w};
     detail::complete(p, failure, waker);
