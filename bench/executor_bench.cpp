@@ -43,12 +43,17 @@
 //   activation/<impl>        making one suspended task runnable, amortised
 //                            over batches of 1000 (draining them is paused)
 //     causal                   process::wake() 1 -> 0 on an executor with no
-//                              worker threads: one CAS + one list push
+//                              worker threads: one CAS, then a plain store
+//                              into the benchmark thread's activation ring
 //     causal_wake_all          the same 1000 wakes as one process::wake_all:
-//                              one CAS each, one list push per 64
-//     two_rmw_floor            the floor of a single activation: a CAS loop
-//                              on a state word inside a 192-byte item, then
-//                              a CAS push onto one list head (no executor)
+//                              one CAS each, the ring stores of up to 64
+//                              published together
+//     two_rmw_floor            the floor of a single activation through a
+//                              shared list: a CAS loop on a state word
+//                              inside a 192-byte item, then a CAS push onto
+//                              one list head (no executor)
+//     one_rmw_floor            the floor through an activation ring: the
+//                              same CAS loop, then a plain store into a slot
 //     tbb_task_group           task_group::run of an empty lambda (allocates)
 //   pingpong/hot/causal      two processes wake each other (each suspends,
 //                            wakes the other, sleeps); ns_per_wake = one-way
@@ -87,10 +92,13 @@
 // completion and re-arm, wake the dependent) and stays on one worker (the
 // dependent is run next without a queue); the baselines pay a queue
 // push/pop and often a cross-thread hand-off. forkjoin: the root's
-// completion pushes 999 leaves in one CAS, workers take batches of up to
-// Traits::immediate_batch and coalesce their wakes of the join over a
-// batch. Look at the shares before comparing per-leaf numbers: a run where
-// one worker did nearly everything measures a single thread.
+// completion offers its 1000 leaves in chunks of Traits::immediate_batch
+// (split fan-out), each worker wakes and runs the chunks it claims and
+// coalesces its wakes of the join over a chunk. Look at the shares before
+// comparing per-leaf numbers: a run where one worker did nearly everything
+// measures a single thread. activation: with an activation ring a wake is
+// one read-modify-write (compare with one_rmw_floor); through the shared
+// list it is two (two_rmw_floor).
 //
 // Run: executor_bench --benchmark_repetitions=5
 //        --benchmark_report_aggregates_only=true
@@ -711,13 +719,13 @@ void run_activation_batches(benchmark::State& state, Activate activate) {
 
 void bm_activation_causal(benchmark::State& state) {
   run_activation_batches(state, [](std::span<causal::process* const> entries) {
-    for (causal::process* p : entries) (void)p->wake();  // the activation: 1 -> 0, push
+    for (causal::process* p : entries) (void)p->wake();  // the activation: 1 -> 0, ring store
   });
 }
 
 void bm_activation_causal_wake_all(benchmark::State& state) {
   run_activation_batches(state, [&state](std::span<causal::process* const> entries) {
-    // One CAS each, one list push per wake_all_batch.
+    // One CAS each, one ring publication per wake_all_batch.
     if (causal::process::wake_all(entries) != entries.size()) {
       state.SkipWithError("activation: wake_all ignored a wake");
     }
@@ -765,6 +773,50 @@ void bm_activation_two_rmw_floor(benchmark::State& state) {
   }
   if (check && popped != static_cast<std::uint64_t>(state.iterations()) * batch) {
     state.SkipWithError("activation: the floor lost an item");
+  }
+  state.counters["ns_per_activation"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * batch,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+/// The floor of a single activation through an activation ring: the same
+/// CAS loop on the state word, then a plain store of the item's address
+/// into the next slot of a 1024-slot array (what a thread that owns a ring
+/// pays; no executor, no publication barrier, no worker request).
+void bm_activation_one_rmw_floor(benchmark::State& state) {
+  constexpr int batch = 1000;
+  struct alignas(64) item {
+    void* immutable[8] = {};
+    std::atomic<std::uint64_t> state{1};
+    std::atomic<item*> next{nullptr};
+    char rest_of_line[48] = {};
+    char third_line[64] = {};
+  };
+  static_assert(sizeof(item) == 192);
+  std::vector<item> items(batch);
+  std::vector<std::atomic<std::uintptr_t>> ring(1024);
+  std::uint64_t tail = 0;
+  std::uint64_t popped = 0;
+  for (auto _ : state) {
+    const std::uint64_t first = tail;
+    for (item& it : items) {
+      std::uint64_t s = it.state.load(std::memory_order_relaxed);
+      while (!it.state.compare_exchange_weak(s, s - 1, std::memory_order_seq_cst,
+                                             std::memory_order_relaxed)) {
+      }
+      ring[tail & 1023].store(reinterpret_cast<std::uintptr_t>(&it), std::memory_order_release);
+      ++tail;
+    }
+    state.PauseTiming();
+    for (std::uint64_t i = first; i != tail; ++i) {
+      auto* it = reinterpret_cast<item*>(ring[i & 1023].load(std::memory_order_acquire));
+      it->state.store(1, std::memory_order_relaxed);
+      ++popped;
+    }
+    state.ResumeTiming();
+  }
+  if (check && popped != static_cast<std::uint64_t>(state.iterations()) * batch) {
+    state.SkipWithError("activation: the ring floor lost an item");
   }
   state.counters["ns_per_activation"] = benchmark::Counter(
       static_cast<double>(state.iterations()) * batch,
@@ -1017,6 +1069,7 @@ BENCHMARK(bm_forkjoin_std_pool)->Name("forkjoin_1us/1000/std_pool")->Arg(1)->Ite
 BENCHMARK(bm_activation_causal)->Name("activation/causal")->Unit(benchmark::kMicrosecond);
 BENCHMARK(bm_activation_causal_wake_all)->Name("activation/causal_wake_all")->Unit(benchmark::kMicrosecond);
 BENCHMARK(bm_activation_two_rmw_floor)->Name("activation/two_rmw_floor")->Unit(benchmark::kMicrosecond);
+BENCHMARK(bm_activation_one_rmw_floor)->Name("activation/one_rmw_floor")->Unit(benchmark::kMicrosecond);
 BENCHMARK(bm_activation_tbb_task_group)->Name("activation/tbb_task_group")->Unit(benchmark::kMicrosecond);
 
 BENCHMARK(bm_pingpong_causal)->Name("pingpong/hot/causal")->UseRealTime()->Unit(benchmark::kMillisecond);

@@ -9,13 +9,27 @@
 // Model (DESIGN.md §8, seeds/task-system.md). There is no coordinator: the
 // thread whose wake() drives a process's suspend count to 0 places it.
 //
-//   wake budget 1   -> immediate list: an intrusive MPSC list. Any thread
-//                      pushes (one CAS). Workers pop through a consumer
-//                      token that is try-acquired, never waited for: a
-//                      worker that finds it taken moves on to the compute
-//                      slots. The holder moves the pushed stack into a FIFO
-//                      and takes a small batch (Traits::immediate_batch,
-//                      at most its share of the list) for itself.
+//   wake budget 1   -> the placing thread's activation ring, else the
+//                      immediate list. A ring (<causal/detail/
+//                      producer_rings.hpp>) belongs to one thread, which
+//                      appends with a plain store, so an activation costs
+//                      one read-modify-write (the process's state word);
+//                      Traits::producer_rings threads at a time get one.
+//                      The immediate list is an intrusive MPSC list that
+//                      any thread pushes to (one CAS): threads without a
+//                      ring, a full ring, and every placement made while a
+//                      worker spins use it, because a spinning worker
+//                      takes a hand-off from the list's head, a line it
+//                      wrote itself, one ownership round trip sooner than
+//                      from a ring slot it only reads (signal -> drain
+//                      ~70 ns sooner one way on the 2-vCPU Xeon VM).
+//                      Workers take from both, alternating which first,
+//                      through tokens that are try-acquired, never waited
+//                      for: a worker that finds one taken moves on. The
+//                      list's holder moves the pushed stack into a FIFO;
+//                      either way it takes a small batch
+//                      (Traits::immediate_batch, at most its share) for
+//                      itself.
 //   wake budget > 1 -> compute slot: a fixed array of Traits::compute_slots
 //                      words (process pointer | flags) claimed by CAS; when
 //                      every slot is taken the process goes to an overflow
@@ -24,7 +38,8 @@
 //
 // Worker loop, each iteration: its own next process (a dependent its last
 // completion made runnable, or the rest of its batch), then the immediate
-// list, then the overflow list, then one pick of the scan policy over the
+// list and the activation rings, then the overflow list, then one pick of
+// the scan policy over the
 // compute slots (after a long streak of list work the slots are scanned
 // first, so a busy immediate list cannot starve them).
 //
@@ -83,9 +98,10 @@
 //
 //   worker about to park                 thread that schedules work
 //   seen = park_word.load()              publish: list push CAS / slot CAS
-//   parked_mask.fetch_or(my bit)         m = parked_mask.load()
-//   spinning.fetch_sub(1)                if m == 0: done (nobody parked)
-//   re-check every list and slot         if spinning >= wanted: done
+//   parked_mask.fetch_or(my bit)           / ring slot store (see below)
+//   spinning.fetch_sub(1)                m = parked_mask.load()
+//   [membarrier, if rings are in use]    if m == 0: done (nobody parked)
+//   re-check every list, ring and slot   if spinning >= wanted: done
 //   found work: un-announce, go on       claim a bit: parked_mask.fetch_and
 //   else park_word.wait(seen)            park_word.fetch_add(1); notify_one
 //
@@ -94,7 +110,13 @@
 // mask load comes after the worker's fetch_or (and wakes it, or sees a
 // spinner that has not yet re-checked and will see the work). The waker
 // bumps the word after claiming the bit, so a wake that lands between the
-// worker's re-check and its wait() makes the wait return at once.
+// worker's re-check and its wait() makes the wait return at once. A ring
+// publishes with a plain store, which the CPU may let pass the publisher's
+// later load of the mask; where Linux's membarrier is available the
+// parking worker issues one before its re-check, which puts every running
+// thread of the process through a full barrier, so the argument above
+// holds with the barrier paid on the rare side (elsewhere, and under TSan,
+// the ring's store is an exchange: producer_rings.hpp).
 // test/unit/executor_stress_test.cpp exercises it round after round.
 //
 // Wake tree. Work that wants n workers adds n - 1 to `desired_wake` and
@@ -122,8 +144,11 @@
 //                drain (list push / slot CAS release, worker acquire); see
 //                process.hpp for completion ordering. The parking handshake
 //                is seq_cst, as above.
-// Blocking/allocation: the constructor allocates the workers and starts
-//                the threads; nothing else allocates. wake, schedule, scan,
+// Blocking/allocation: the constructor allocates the workers and the
+//                activation rings and starts the threads; nothing else
+//                allocates (a thread's first placement here binds it to a
+//                ring: a shared-pointer copy, and on its first binding
+//                glibc's thread-exit registration). wake, schedule, scan,
 //                drain loop and completion never allocate and never take a
 //                lock (a scope's membership spin lock is touched at submit
 //                and release of its members only). Workers park; wake()
@@ -132,17 +157,21 @@
 // Size:          about (3 * slots + 8 * (workers + 1) + 13) cache lines,
 //                most of it behind pointers (a worker record is its park
 //                word, its fan-out record and a private batch of
-//                Traits::immediate_batch pointers); the object itself holds
+//                Traits::immediate_batch pointers), plus the activation
+//                rings (producer_rings * (2 lines + 8 * producer_ring_slots
+//                bytes): 8 of 1024, about 65 KiB); the object itself holds
 //                the lists and the slot words (64 slots: about 2.4 KiB).
 // Configuration: Traits (see default_executor_traits): scan_policy,
 //                compute_slots, wake_fanout, spin_budget, immediate_batch,
-//                local_handoffs, atomic. executor_options: worker_count,
+//                local_handoffs, producer_rings, producer_ring_slots,
+//                atomic. executor_options: worker_count,
 //                spin_budget, pin_workers, cpus.
 // See also:      <causal/process.hpp>, <causal/scope.hpp>,
 //                <causal/scan/scan_policy.hpp>, DESIGN.md §8.
 #pragma once
 
 #include <causal/config.hpp>
+#include <causal/detail/producer_rings.hpp>
 #include <causal/detail/spin_lock.hpp>
 #include <causal/ext/park_word.hpp>
 #include <causal/process.hpp>
@@ -211,6 +240,19 @@ struct default_executor_traits {
   /// stays on its worker (moving it costs ~10 % per hop on a long chain).
   static constexpr std::uint32_t local_handoffs = 256;
 
+  /// Activation rings (<causal/detail/producer_rings.hpp>): how many threads
+  /// at once make processes runnable with one read-modify-write each (the
+  /// process's state word) by appending them to a ring of their own. Other
+  /// threads, and a full ring, use the shared immediate list (two RMWs:
+  /// one activation measured 17.1 -> 9.9 ns on the 2-vCPU Xeon VM). At
+  /// most 64; 0 disables the rings.
+  static constexpr std::uint32_t producer_rings = 8;
+
+  /// Slots of each activation ring (a power of two): how many activations a
+  /// thread can have waiting in its ring before more go to the shared list.
+  /// 8 bytes each.
+  static constexpr std::uint32_t producer_ring_slots = 1024;
+
   /// The atomic type used for the executor's own shared state; tests
   /// substitute one that yields at random (STYLE b.8 chaos atomics).
   template <class T>
@@ -227,6 +269,8 @@ concept executor_traits = requires {
   { T::spin_budget } -> std::convertible_to<std::uint32_t>;
   { T::immediate_batch } -> std::convertible_to<std::uint32_t>;
   { T::local_handoffs } -> std::convertible_to<std::uint32_t>;
+  { T::producer_rings } -> std::convertible_to<std::uint32_t>;
+  { T::producer_ring_slots } -> std::convertible_to<std::uint32_t>;
   typename T::template atomic<std::uint64_t>;
 } && scan_policy<typename T::scan_policy>;
 
@@ -382,11 +426,18 @@ class basic_executor : private detail::executor_base {
                 "Traits::immediate_batch must be between 1 and 256");
   static_assert(Traits::local_handoffs <= 1'000'000,
                 "Traits::local_handoffs must be at most 1000000");
+  static_assert(Traits::producer_rings <= 64, "Traits::producer_rings must be at most 64");
+  static_assert(Traits::producer_rings == 0 ||
+                    (Traits::producer_ring_slots >= 2 && Traits::producer_ring_slots <= (1u << 20) &&
+                     (Traits::producer_ring_slots & (Traits::producer_ring_slots - 1)) == 0),
+                "Traits::producer_ring_slots must be a power of two between 2 and 2^20");
 
   template <class T>
   using atomic = typename Traits::template atomic<T>;
   using scan_type = typename Traits::scan_policy;
   using list_type = detail::process_list<Traits::template atomic>;
+  using ring_set_type = detail::ring_set<Traits::template atomic>;
+  static constexpr bool has_rings = Traits::producer_rings != 0;
   static constexpr std::size_t slot_count = Traits::compute_slots;
   static constexpr std::size_t slot_mask = slot_count - 1;
   /// Listed drains in a row after which a worker scans the slots first.
@@ -411,6 +462,11 @@ class basic_executor : private detail::executor_base {
     executor_base::activate_batch = &activate_batch_thunk;
     executor_base::resume = &resume_thunk;
     executor_base::budget_changed = &budget_thunk;
+    if constexpr (has_rings) {
+      auto set = std::make_shared<ring_set_type>(Traits::producer_rings, Traits::producer_ring_slots);
+      rings_ = set.get();
+      ring_claims_ = std::move(set);
+    }
     std::uint32_t n = options.worker_count;
     if (n == executor_options::hardware_workers) {
       n = std::thread::hardware_concurrency();
@@ -562,6 +618,16 @@ class basic_executor : private detail::executor_base {
   [[nodiscard]] std::uint32_t spinning_workers() const noexcept {
     return spinning_.load(std::memory_order_relaxed);
   }
+  /// Returns how many activation rings a thread owns now (Traits::
+  /// producer_rings at most): threads that placed processes here and have
+  /// neither exited nor moved on to other executors since.
+  [[nodiscard]] std::uint32_t claimed_rings() const noexcept {
+    if constexpr (has_rings) {
+      return ring_claims_->owned();
+    } else {
+      return 0;
+    }
+  }
   /// Returns how many compute slots hold a process (in any state).
   [[nodiscard]] std::uint32_t occupied_slots() const noexcept {
     return occupied_.load(std::memory_order_relaxed);
@@ -638,6 +704,7 @@ class basic_executor : private detail::executor_base {
     std::uint32_t gather_count = 0;
     std::uint32_t index = 0;
     bool spinning = false;
+    bool rings_first = false;  // which of list and rings take_listed tries first
     ext::scan_cursor cursor{};
     worker_context ctx{};
     process* batch[Traits::immediate_batch] = {};
@@ -685,25 +752,55 @@ class basic_executor : private detail::executor_base {
     self(b).change_budget(p, slot, budget);
   }
 
-  /// Places a process a wake just made ACTIVE, from any thread.
+  /// Places a process a wake just made ACTIVE, from any thread: in the
+  /// calling thread's activation ring when it has one with room and no
+  /// worker spins (a spinning worker takes it sooner from the list: file
+  /// comment), else on the immediate list.
   void place(process& p) noexcept {
     if (p.wake_budget() <= 1) {
       detail::process_access::placement(p).store(detail::placed_immediate,
                                                  std::memory_order_relaxed);
-      immediate_.push(p);
+      if (spinning_.load(std::memory_order_relaxed) != 0 || !push_one_to_ring(p)) {
+        immediate_.push(p);
+      }
       request_workers(1);
       return;
     }
     place_compute(p);
   }
 
+  /// Appends `p` to the calling thread's activation ring; false: no ring,
+  /// or it is full.
+  CAUSAL_ALWAYS_INLINE bool push_one_to_ring(process& p) noexcept {
+    if constexpr (has_rings) {
+      const std::uint32_t r = detail::producer_ring_of(ring_claims_);
+      return r != detail::no_ring && rings_->push_one(r, p);
+    } else {
+      return false;
+    }
+  }
+
+  /// Appends `count` list-bound processes to the calling thread's
+  /// activation ring, oldest first; returns how many fitted (0: no ring).
+  CAUSAL_ALWAYS_INLINE std::uint32_t push_to_ring(process* const* items,
+                                                  std::uint32_t count) noexcept {
+    if constexpr (has_rings) {
+      const std::uint32_t r = detail::producer_ring_of(ring_claims_);
+      if (r == detail::no_ring) return 0;
+      return rings_->push(r, items, count);
+    } else {
+      return 0;
+    }
+  }
+
   /// Places processes one wake_all() made ACTIVE, from any thread: the
-  /// list-placed ones go to the immediate list as one chain, in activation
-  /// order, with one push and one worker request.
+  /// list-placed ones go, in activation order, to the calling thread's
+  /// activation ring with one publication, and what does not fit to the
+  /// immediate list as one chain (one push); then one worker request.
   void place_batch(process* const* activated, std::uint32_t count) noexcept {
-    process* newest = nullptr;
-    process* oldest = nullptr;
-    std::uint32_t listed = 0;
+    CAUSAL_ASSERT(count <= process::wake_all_batch, "executor: activation batch too large");
+    process* listed[process::wake_all_batch];
+    std::uint32_t listed_count = 0;
     for (std::uint32_t i = 0; i < count; ++i) {
       process& p = *activated[i];
       if (p.wake_budget() > 1) {
@@ -712,15 +809,20 @@ class basic_executor : private detail::executor_base {
       }
       detail::process_access::placement(p).store(detail::placed_immediate,
                                                  std::memory_order_relaxed);
-      // Newest first, so that the consumer's reversal restores the order.
-      detail::process_access::next(p).store(newest, std::memory_order_relaxed);
-      newest = &p;
-      if (oldest == nullptr) oldest = &p;
-      ++listed;
+      listed[listed_count++] = &p;
     }
-    if (listed == 0) return;
-    immediate_.push_chain(*newest, *oldest);
-    request_workers(listed);
+    if (listed_count == 0) return;
+    const std::uint32_t in_ring = push_to_ring(listed, listed_count);
+    if (in_ring < listed_count) {
+      // Newest first, so that the consumer's reversal restores the order.
+      process* newest = nullptr;
+      for (std::uint32_t i = in_ring; i < listed_count; ++i) {
+        detail::process_access::next(*listed[i]).store(newest, std::memory_order_relaxed);
+        newest = listed[i];
+      }
+      immediate_.push_chain(*newest, *listed[in_ring]);
+    }
+    request_workers(listed_count);
   }
 
   /// Places a dependent made runnable by a completion on worker `w`.
@@ -733,7 +835,7 @@ class basic_executor : private detail::executor_base {
       // nothing else waiting would just hand it to another core.
       if (w.local_next == nullptr) {
         if (w.handoffs >= Traits::local_handoffs) [[unlikely]] {
-          if (immediate_.maybe_nonempty()) {
+          if (immediate_.maybe_nonempty() || rings_maybe_nonempty()) {
             gather(w, p);
             return;
           }
@@ -852,8 +954,11 @@ class basic_executor : private detail::executor_base {
   }
 
   /// Makes sure about `n` workers will look at newly published work.
-  void request_workers(std::uint32_t n) noexcept {
+  CAUSAL_ALWAYS_INLINE void request_workers(std::uint32_t n) noexcept {
     if (!any_parked()) return;
+    request_parked_workers(n);
+  }
+  CAUSAL_NOINLINE void request_parked_workers(std::uint32_t n) noexcept {
     const std::uint32_t spinning = spinning_.load(std::memory_order_seq_cst);
     if (spinning >= n) return;  // spinners re-check after announcing a park
     const std::uint32_t want = std::min(n - spinning, worker_count_);
@@ -900,6 +1005,9 @@ class basic_executor : private detail::executor_base {
   /// The re-check half of the parking handshake: is there anything at all?
   [[nodiscard]] bool has_work_seq_cst() const noexcept {
     if (immediate_.nonempty_seq_cst() || overflow_.nonempty_seq_cst()) return true;
+    if constexpr (has_rings) {
+      if (rings_->nonempty_seq_cst()) return true;
+    }
     for (std::size_t i = 0; i < slot_count; ++i) {
       const std::uint64_t w = words_[i].load(std::memory_order_seq_cst);
       if (w != 0 && (w & detail::slot_bits::flag_mask) == 0) return true;
@@ -929,6 +1037,15 @@ class basic_executor : private detail::executor_base {
     if (w.spinning) {
       w.spinning = false;
       spinning_.fetch_sub(1, std::memory_order_seq_cst);
+    }
+    if constexpr (has_rings) {
+      // Rings published with a plain store (asymmetric mode) are seen by the
+      // re-check below only after every publisher passed a full barrier
+      // (producer_rings.hpp); no ring ever claimed, no barrier needed: a
+      // claim is a seq_cst RMW before the first publication.
+      if (!rings_->symmetric() && rings_->high_water.load(std::memory_order_seq_cst) != 0) {
+        detail::asymmetric_barrier_heavy();
+      }
     }
     if (has_work_seq_cst() || stopping_.load(std::memory_order_seq_cst)) {
       parked_[k].bits.fetch_and(~bit, std::memory_order_seq_cst);
@@ -1016,7 +1133,7 @@ class basic_executor : private detail::executor_base {
       p = take_fanout_chunk(w);
     }
     bool busy = false;
-    if (p == nullptr) p = take_from(immediate_, w, Traits::immediate_batch, busy);
+    if (p == nullptr) p = take_listed(w, busy);
     if (p == nullptr && overflow_.maybe_nonempty()) {
       bool overflow_busy = false;
       p = take_from(overflow_, w, 1, overflow_busy);
@@ -1060,12 +1177,51 @@ class basic_executor : private detail::executor_base {
     std::uint32_t left = 0;
     const std::uint32_t k = list.take(w.batch, max, worker_count_ + 1, status, left);
     if (status == list_type::take_status::busy) busy = true;
+    return start_batch(w, k, left);
+  }
+
+  /// Takes a batch from the immediate list or the activation rings, the
+  /// two alternating which is looked at first, so neither starves the other.
+  process* take_listed(worker& w, bool& busy) noexcept {
+    if constexpr (has_rings) {
+      w.rings_first = !w.rings_first;
+      if (w.rings_first) {
+        if (process* p = take_from_rings(w, busy)) return p;
+        return take_from(immediate_, w, Traits::immediate_batch, busy);
+      }
+      if (process* p = take_from(immediate_, w, Traits::immediate_batch, busy)) return p;
+      return take_from_rings(w, busy);
+    } else {
+      return take_from(immediate_, w, Traits::immediate_batch, busy);
+    }
+  }
+
+  process* take_from_rings(worker& w, bool& busy) noexcept {
+    typename ring_set_type::take_status status{};
+    std::uint32_t left = 0;
+    const std::uint32_t k = rings_->take(w.index, w.batch, Traits::immediate_batch,
+                                         worker_count_ + 1, status, left);
+    if (status == ring_set_type::take_status::busy) busy = true;
+    return start_batch(w, k, left);
+  }
+
+  /// Makes the `k` processes just taken into w.batch its private batch and
+  /// returns the first (nullptr when k is 0).
+  process* start_batch(worker& w, std::uint32_t k, std::uint32_t left) noexcept {
     if (k == 0) return nullptr;
     w.handoffs = 0;
     w.batch_head = 1;
     w.batch_size = k;
     if (left != 0) request_workers(1);  // more where that came from
     return w.batch[0];
+  }
+
+  [[nodiscard]] bool rings_maybe_nonempty() const noexcept {
+    if constexpr (has_rings) {
+      return rings_->maybe_nonempty();
+    } else {
+      return false;
+    }
   }
 
   /// Drains a list-placed (single-drainer) process once and acts on it.
@@ -1542,6 +1698,10 @@ class basic_executor : private detail::executor_base {
 
   list_type immediate_;
   list_type overflow_;
+  /// The activation rings (null without them) and the same object as the
+  /// threads bound to it hold it (producer_rings.hpp).
+  ring_set_type* rings_ = nullptr;
+  std::shared_ptr<detail::ring_claims> ring_claims_;
   alignas(CAUSAL_CACHELINE_SIZE) atomic<std::uint64_t> words_[slot_count] = {};
   alignas(CAUSAL_CACHELINE_SIZE) atomic<std::uint32_t> meta_[slot_count] = {};
   slot_info info_[slot_count] = {};

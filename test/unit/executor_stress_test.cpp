@@ -8,7 +8,8 @@
 //   - no lost wake-up: round after round, every worker parks, then one
 //     external schedule (a submit, or a wake of a sleeping compute process)
 //     must run within a bounded time; and the same racing against workers
-//     on their way to park (small spin budgets, random delays);
+//     on their way to park (small spin budgets, random delays), also with
+//     fewer activation rings than producing threads and rings that fill;
 //   - random graphs: random DAGs with mixed wake budgets, failures and
 //     concurrent cancels, from two submitting threads: every process
 //     completes and is released exactly once, never before a predecessor
@@ -180,6 +181,14 @@ struct chaos_traits : causal::default_executor_traits {
   using atomic = chaos_atomic<T>;
   static constexpr std::size_t compute_slots = 8;  // small: overflow too
   static constexpr std::uint32_t spin_budget = 64;
+  // Small activation rings: they fill, spill to the list and lap.
+  static constexpr std::uint32_t producer_rings = 2;
+  static constexpr std::uint32_t producer_ring_slots = 4;
+};
+/// Fewer activation rings than producing threads, each of 4 slots.
+struct small_ring_traits : causal::default_executor_traits {
+  static constexpr std::uint32_t producer_rings = 2;
+  static constexpr std::uint32_t producer_ring_slots = 4;
 };
 struct priority_traits : causal::default_executor_traits {
   using scan_policy = causal::scan::priority_ordered;
@@ -299,10 +308,11 @@ TEST_CASE("stress: waking a sleeping process always reaches a parked or parking 
   CHECK(eventually([&] { return s.released.load() == 1; }));
 }
 
-TEST_CASE("stress: schedules from several threads racing workers that park", "[stress][wake]") {
+TEMPLATE_TEST_CASE("stress: schedules from several threads racing workers that park",
+                   "[stress][wake]", causal::default_executor_traits, small_ring_traits) {
   const std::uint32_t w = GENERATE(1u, 2u, 4u);
   CAPTURE(w);
-  causal::executor ex(executor_options{.worker_count = w, .spin_budget = 4});
+  causal::basic_executor<TestType> ex(executor_options{.worker_count = w, .spin_budget = 4});
   constexpr int threads = 3;
   const int per_thread = scaled(10000);
   std::atomic<int> released{0};
