@@ -305,7 +305,6 @@ namespace detail {
 template <template <class> class Atomic>
 class process_list {
  public:
-  enum class take_status : std::uint8_t { taken, empty, busy };
 
   /// Pushes the chain first -> ... -> last (already linked through the
   /// processes' next pointers) in one CAS. Order inside the chain is kept
@@ -1173,10 +1172,10 @@ class basic_executor : private detail::executor_base {
   }
 
   process* take_from(list_type& list, worker& w, std::uint32_t max, bool& busy) noexcept {
-    typename list_type::take_status status{};
+    detail::take_status status{};
     std::uint32_t left = 0;
     const std::uint32_t k = list.take(w.batch, max, worker_count_ + 1, status, left);
-    if (status == list_type::take_status::busy) busy = true;
+    if (status == detail::take_status::busy) busy = true;
     return start_batch(w, k, left);
   }
 
@@ -1197,11 +1196,11 @@ class basic_executor : private detail::executor_base {
   }
 
   process* take_from_rings(worker& w, bool& busy) noexcept {
-    typename ring_set_type::take_status status{};
+    detail::take_status status{};
     std::uint32_t left = 0;
     const std::uint32_t k = rings_->take(w.index, w.batch, Traits::immediate_batch,
                                          worker_count_ + 1, status, left);
-    if (status == ring_set_type::take_status::busy) busy = true;
+    if (status == detail::take_status::busy) busy = true;
     return start_batch(w, k, left);
   }
 

@@ -118,6 +118,10 @@ inline void asymmetric_barrier_heavy() noexcept {
 
 inline constexpr std::uint32_t no_ring = 0xffff'ffffu;
 
+/// What a consumer's take() found: entries, nothing, or only sources whose
+/// token another consumer holds (the executor's lists answer the same).
+enum class take_status : std::uint8_t { taken, empty, busy };
+
 /// The ownership words of an executor's rings, shared between the executor
 /// and every thread bound to one of them (see the file comment).
 struct ring_claims {
@@ -289,8 +293,6 @@ struct producer_ring {
 template <template <class> class Atomic>
 class ring_set : public ring_claims {
  public:
-  enum class take_status : std::uint8_t { taken, empty, busy };
-
   ring_set(std::uint32_t count, std::uint32_t slots_per_ring)
       : ring_claims(count),
         rings_(std::make_unique<producer_ring<Atomic>[]>(count)),
