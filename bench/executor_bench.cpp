@@ -673,6 +673,13 @@ void bm_forkjoin_std_pool(benchmark::State& state) {
 
 //===-- activation --------------------------------------------------------------===//
 
+/// ns_per_activation: the timed time over the activations made.
+void set_activation_counters(benchmark::State& state, int batch) {
+  state.counters["ns_per_activation"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * batch,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 /// Runs batches of 1000 activations: suspended processes on an executor
 /// without workers, each one wake away from runnable; `activate(entries)`
 /// makes them all runnable and is the only timed part (draining and
@@ -712,9 +719,7 @@ void run_activation_batches(benchmark::State& state, Activate activate) {
       }
     }
   }
-  state.counters["ns_per_activation"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * batch,
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  set_activation_counters(state, batch);
 }
 
 void bm_activation_causal(benchmark::State& state) {
@@ -732,39 +737,47 @@ void bm_activation_causal_wake_all(benchmark::State& state) {
   });
 }
 
+/// What the activation floors below activate: a 192-byte item (the size of
+/// a process) with its state word on its second cache line.
+struct alignas(64) floor_item {
+  void* immutable[8] = {};
+  std::atomic<std::uint64_t> state{1};
+  std::atomic<floor_item*> next{nullptr};
+  char rest_of_line[48] = {};
+  char third_line[64] = {};
+};
+static_assert(sizeof(floor_item) == 192);
+
+/// The read-modify-write every activation pays: a CAS loop taking the
+/// item's state word from 1 to 0.
+void drop_suspension(floor_item& it) {
+  std::uint64_t s = it.state.load(std::memory_order_relaxed);
+  while (!it.state.compare_exchange_weak(s, s - 1, std::memory_order_seq_cst,
+                                         std::memory_order_relaxed)) {
+  }
+}
+
 /// The floor of a single activation from a thread that is not a worker:
 /// what any design with a per-task state word and a shared MPSC list pays,
-/// and nothing else. Each 192-byte item (the size of a process) has its
-/// state word on its second cache line, decremented by a CAS loop, and is
-/// then pushed onto one list head by a CAS loop.
+/// and nothing else: the state word's CAS loop, then a CAS push onto one
+/// list head.
 void bm_activation_two_rmw_floor(benchmark::State& state) {
   constexpr int batch = 1000;
-  struct alignas(64) item {
-    void* immutable[8] = {};
-    std::atomic<std::uint64_t> state{1};
-    std::atomic<item*> next{nullptr};
-    char rest_of_line[48] = {};
-    char third_line[64] = {};
-  };
-  static_assert(sizeof(item) == 192);
-  std::vector<item> items(batch);
-  std::atomic<item*> head{nullptr};
+  std::vector<floor_item> items(batch);
+  std::atomic<floor_item*> head{nullptr};
   std::uint64_t popped = 0;
   for (auto _ : state) {
-    for (item& it : items) {
-      std::uint64_t s = it.state.load(std::memory_order_relaxed);
-      while (!it.state.compare_exchange_weak(s, s - 1, std::memory_order_seq_cst,
-                                             std::memory_order_relaxed)) {
-      }
-      item* h = head.load(std::memory_order_relaxed);
+    for (floor_item& it : items) {
+      drop_suspension(it);
+      floor_item* h = head.load(std::memory_order_relaxed);
       do {
         it.next.store(h, std::memory_order_relaxed);
       } while (!head.compare_exchange_weak(h, &it, std::memory_order_seq_cst,
                                            std::memory_order_relaxed));
     }
     state.PauseTiming();
-    for (item* it = head.exchange(nullptr, std::memory_order_acquire); it != nullptr;) {
-      item* const next = it->next.load(std::memory_order_relaxed);
+    for (floor_item* it = head.exchange(nullptr, std::memory_order_acquire); it != nullptr;) {
+      floor_item* const next = it->next.load(std::memory_order_relaxed);
       it->state.store(1, std::memory_order_relaxed);
       ++popped;
       it = next;
@@ -774,9 +787,7 @@ void bm_activation_two_rmw_floor(benchmark::State& state) {
   if (check && popped != static_cast<std::uint64_t>(state.iterations()) * batch) {
     state.SkipWithError("activation: the floor lost an item");
   }
-  state.counters["ns_per_activation"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * batch,
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  set_activation_counters(state, batch);
 }
 
 /// The floor of a single activation through an activation ring: the same
@@ -785,31 +796,20 @@ void bm_activation_two_rmw_floor(benchmark::State& state) {
 /// pays; no executor, no publication barrier, no worker request).
 void bm_activation_one_rmw_floor(benchmark::State& state) {
   constexpr int batch = 1000;
-  struct alignas(64) item {
-    void* immutable[8] = {};
-    std::atomic<std::uint64_t> state{1};
-    std::atomic<item*> next{nullptr};
-    char rest_of_line[48] = {};
-    char third_line[64] = {};
-  };
-  static_assert(sizeof(item) == 192);
-  std::vector<item> items(batch);
+  std::vector<floor_item> items(batch);
   std::vector<std::atomic<std::uintptr_t>> ring(1024);
   std::uint64_t tail = 0;
   std::uint64_t popped = 0;
   for (auto _ : state) {
     const std::uint64_t first = tail;
-    for (item& it : items) {
-      std::uint64_t s = it.state.load(std::memory_order_relaxed);
-      while (!it.state.compare_exchange_weak(s, s - 1, std::memory_order_seq_cst,
-                                             std::memory_order_relaxed)) {
-      }
+    for (floor_item& it : items) {
+      drop_suspension(it);
       ring[tail & 1023].store(reinterpret_cast<std::uintptr_t>(&it), std::memory_order_release);
       ++tail;
     }
     state.PauseTiming();
     for (std::uint64_t i = first; i != tail; ++i) {
-      auto* it = reinterpret_cast<item*>(ring[i & 1023].load(std::memory_order_acquire));
+      auto* it = reinterpret_cast<floor_item*>(ring[i & 1023].load(std::memory_order_acquire));
       it->state.store(1, std::memory_order_relaxed);
       ++popped;
     }
@@ -818,9 +818,7 @@ void bm_activation_one_rmw_floor(benchmark::State& state) {
   if (check && popped != static_cast<std::uint64_t>(state.iterations()) * batch) {
     state.SkipWithError("activation: the ring floor lost an item");
   }
-  state.counters["ns_per_activation"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * batch,
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  set_activation_counters(state, batch);
 }
 
 void bm_activation_tbb_task_group(benchmark::State& state) {
@@ -846,9 +844,7 @@ void bm_activation_tbb_task_group(benchmark::State& state) {
       }
     }
   }
-  state.counters["ns_per_activation"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * batch,
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  set_activation_counters(state, batch);
 }
 
 //===-- ping-pong -----------------------------------------------------------------===//
