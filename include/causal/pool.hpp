@@ -10,21 +10,36 @@
 // allocates memory, neither the arena (the caller's) nor its own metadata (a
 // fixed table of MaxBlocks descriptors). `release(b, q)` stores q's
 // knowledge frontier with the block as its death frontier, plus the
-// *producer entry* (q.axis(), q.epoch()): the freeing operation. Contract:
-// every use of the block, on any queue, is ordered before q's operation at
-// q.epoch() (a use on another queue reached q through a wait of one of q's
-// submissions); that is what makes the producer entry prove the whole death
-// frontier (DESIGN.md §3), even when overflow tainted it.
+// *producer entry* q.knowledge_producer(): the freeing operation, normally
+// (q.axis(), q.epoch()). Contract: every use of the block, on any queue, is
+// ordered before q's operation at q.epoch() (a use on another queue reached
+// q through a wait of one of q's submissions); that is what makes the
+// producer entry prove the whole death frontier (DESIGN.md §3), even when
+// overflow tainted it.
+//
+// The producer must cover the whole death frontier, and knowledge can be
+// ahead of the epoch: a fenced acquire (c) makes q learn a block's old death
+// frontier for its *next* operation, and so may the caller's own learn().
+// Freed before that operation is submitted, the block's death frontier
+// holds entries that (q, epoch) does not prove; the producer is then
+// (q, epoch + 1), the operation those waits precede, and the block is
+// marked as having a producer that may not be submitted yet. Such a block
+// is reused for free once that operation is covered or retired, by q itself
+// (its next operation follows the waits), or when the untainted death
+// frontier itself is dominated or retired; a fence never waits for the
+// unsubmitted producer (that wait might never be satisfied) but for the
+// death frontier's entries.
 //
 // acquire(q, size) takes the first of these that works:
 //
 //   (a) free reuse, no device work. A free block is reusable by q when
-//       q.knowledge() covers its producer entry (always true for the queue
-//       that freed it: FIFO) or, with no producer, dominates its untainted
+//       q.knowledge() covers its producer entry, or the producer is q's
+//       own next operation or an earlier one (FIFO: always true for the
+//       queue that freed it), or q.knowledge() dominates the untainted
 //       death frontier (`reused_by_knowledge`); or when the completion
-//       tracker shows the producer retired (no producer: `covers` the
-//       untainted frontier), or the producer's registered timeline has
-//       reached the producer epoch, untainted (`reused_by_completion`).
+//       tracker shows the producer retired, or the producer's registered
+//       timeline has reached the producer epoch, untainted, or the tracker
+//       `covers` the untainted death frontier (`reused_by_completion`).
 //       Among reusable blocks the smallest that fits wins.
 //   (b) a fresh carve from the unused tail of the quota (`fresh_carves`).
 //   (c) "try before you fence". For each free block that fits,
@@ -107,9 +122,12 @@ CAUSAL_BEGIN_NAMESPACE
 
 //===-- concepts ------------------------------------------------------------===//
 
-/// What a block pool needs from a queue: its axis, epoch and knowledge, a
-/// way to add knowledge, and a backend that can issue a device wait outside
-/// a submission. `basic_queue` satisfies it.
+/// What a block pool needs from a queue: its axis, epoch and knowledge, the
+/// entry that proves that knowledge (`knowledge_producer()`: (axis, epoch),
+/// or (axis, epoch + 1) while it holds what was learnt for the next
+/// operation, or {axis{0}, 0} when it knows nothing), a way to add
+/// knowledge, and a backend that can issue a device wait outside a
+/// submission. `basic_queue` satisfies it.
 template <class Q>
 concept pool_queue =
     frontier_type<typename Q::frontier_type> &&
@@ -118,6 +136,7 @@ concept pool_queue =
       { cq.axis() } -> std::same_as<causal::axis>;
       { cq.epoch() } -> std::same_as<std::uint64_t>;
       { cq.knowledge() } -> std::same_as<const typename Q::frontier_type&>;
+      { cq.knowledge_producer() } -> std::same_as<frontier_entry>;
       q.learn(f);
       { q.backend().issue_wait(s, v) } -> std::same_as<status>;
     };
@@ -187,10 +206,13 @@ template <class Frontier>
 struct pool_free_block {
   std::size_t offset = 0;
   std::size_t size = 0;
-  /// The freeing operation, or {axis{0}, 0} when the freeing queue had not
-  /// submitted anything.
+  /// The freeing operation, or {axis{0}, 0} when the freeing queue knew
+  /// nothing.
   frontier_entry producer{};
   const Frontier* death = nullptr;
+  /// True when the producer was the freeing queue's next operation, which
+  /// may not have been submitted yet (see the pool's file comment).
+  bool producer_ahead = false;
 };
 
 //===-- basic_block_pool ----------------------------------------------------===//
@@ -307,7 +329,7 @@ class basic_block_pool {
   [[nodiscard]] free_block_view free_block(std::size_t i) const noexcept {
     CAUSAL_ASSERT(i < free_count_, "free_block: index out of range");
     const descriptor& d = desc_[free_[i]];
-    return free_block_view{d.offset, d.size, d.producer, &deaths_[free_[i]]};
+    return free_block_view{d.offset, d.size, d.producer, &deaths_[free_[i]], d.producer_ahead};
   }
 
   //===-- acquire / release -----------------------------------------------===//
@@ -344,13 +366,12 @@ class basic_block_pool {
                           need});
     }
     // (a) free reuse: the smallest reusable block that fits.
-    const frontier_type& known = q.knowledge();
     std::size_t best = npos;
     pool_path best_path = pool_path::knowledge;
     for (std::size_t i = 0; i < free_count_; ++i) {
       const descriptor& d = desc_[free_[i]];
       if (d.size < need || (best != npos && d.size >= desc_[free_[best]].size)) continue;
-      const pool_path p = free_path(known, free_[i]);
+      const pool_path p = free_path(q, free_[i]);
       if (p == pool_path::fresh) continue;  // not reusable for free
       best = i;
       best_path = p;
@@ -368,9 +389,11 @@ class basic_block_pool {
   }
 
   /// Frees `b`: its death frontier becomes `freeing_queue.knowledge()` and
-  /// its producer entry (freeing_queue.axis(), freeing_queue.epoch()).
-  /// Precondition (the contract in the file comment): every use of `b` is
-  /// ordered before freeing_queue's operation at its current epoch.
+  /// its producer entry `freeing_queue.knowledge_producer()` (normally
+  /// (axis, epoch); the next epoch when the queue learnt something since its
+  /// last submission). Precondition (the contract in the file comment):
+  /// every use of `b` is ordered before freeing_queue's operation at its
+  /// current epoch.
   ///
   /// Errors (nothing changes): `invalid_argument` for a block of another
   /// pool or a forged handle; `failed_precondition` for a block that is not
@@ -403,8 +426,11 @@ class basic_block_pool {
       }
     }
     deaths_[b.index] = freeing_queue.knowledge();
-    const std::uint64_t e = freeing_queue.epoch();
-    d.producer = e != 0 ? frontier_entry{freeing_queue.axis(), e} : frontier_entry{};
+    // The producer must prove the whole death frontier: with knowledge
+    // learnt for the next operation (a fenced acquire's waits), that is the
+    // next operation, not the current epoch's.
+    d.producer = freeing_queue.knowledge_producer();
+    d.producer_ahead = d.producer.epoch > freeing_queue.epoch();
     d.state = block_state::free;
     free_[free_count_++] = static_cast<std::uint16_t>(b.index);
     ++stats_.releases;
@@ -423,6 +449,9 @@ class basic_block_pool {
     std::uint32_t generation = 0;
     block_state state = block_state::unused;
     frontier_entry producer{};
+    /// The producer is the freeing queue's next operation, perhaps not
+    /// submitted yet: never the target of a fence wait.
+    bool producer_ahead = false;
   };
 
   struct timeline_entry {
@@ -457,17 +486,24 @@ class basic_block_pool {
     return tl != nullptr && tl->value() >= e.epoch && !tl->failed() && !tl->is_tainted(e.epoch);
   }
 
-  /// The free path for `d`, or pool_path::fresh when it has none.
-  [[nodiscard]] pool_path free_path(const frontier_type& known, std::uint16_t idx) const noexcept {
+  /// The free path of block `idx` for `q`, or pool_path::fresh when it has
+  /// none.
+  [[nodiscard]] pool_path free_path(const Queue& q, std::uint16_t idx) const noexcept {
     const descriptor& d = desc_[idx];
+    const frontier_type& known = q.knowledge();
     if (d.producer.epoch != 0) {
       // Covering the producer proves the whole past, tainted or not (§3).
       if (known.epoch_of(d.producer.axis) >= d.producer.epoch) return pool_path::knowledge;
+      // FIFO: q's next operation follows every operation and wait issued on
+      // q so far, so a producer up to that operation is proven for q.
+      if (d.producer.axis == q.axis() && d.producer.epoch <= q.epoch() + 1) {
+        return pool_path::knowledge;
+      }
       if (retired(d.producer)) return pool_path::completion;
-      return pool_path::fresh;
     }
-    // No producer: only the untainted frontier itself can be proven
-    // (dominates and covers are false for a tainted one).
+    // The death frontier itself (the freeing queue's knowledge, holding its
+    // own entry) proves every use when it is untainted: dominates and
+    // covers are false for a tainted one.
     if (dominates(known, deaths_[idx])) return pool_path::knowledge;
     if (tracker_ != nullptr && tracker_->covers(deaths_[idx])) return pool_path::completion;
     return pool_path::fresh;
@@ -494,7 +530,10 @@ class basic_block_pool {
   std::size_t plan_fence(Queue& q, std::uint16_t idx, fence_plan* plan) const noexcept {
     const descriptor& d = desc_[idx];
     const frontier_type& death = deaths_[idx];
-    if (d.producer.epoch != 0) {
+    // An ahead producer may never be submitted (its queue may stop): a wait
+    // on it could hang q for good, so only the death frontier's entries are
+    // waited for then.
+    if (d.producer.epoch != 0 && !d.producer_ahead) {
       semaphore_type* tl = find_timeline(d.producer.axis);
       if (tl != nullptr && waitable(q, *tl, d.producer.epoch)) {
         if (plan != nullptr) (*plan)[0] = fence_wait{tl, d.producer.epoch};
@@ -572,6 +611,7 @@ class basic_block_pool {
       tail.size = d.size - need;
       tail.state = block_state::free;
       tail.producer = d.producer;
+      tail.producer_ahead = d.producer_ahead;
       deaths_[t] = deaths_[idx];  // the tail owes the same past
       free_[free_count_++] = t;
       d.size = need;
@@ -595,6 +635,7 @@ class basic_block_pool {
     d.size = need;
     d.state = block_state::live;
     d.producer = {};
+    d.producer_ahead = false;
     ++d.generation;
     carved_ += need;
     ++stats_.fresh_carves;
@@ -643,7 +684,14 @@ class basic_block_pool {
       // proves the rest.
       deaths_[idx].merge(deaths_[j], d.producer.axis);
     }
-    if (n.producer.epoch > d.producer.epoch) d.producer.epoch = n.producer.epoch;
+    // The later producer proves both pasts (FIFO); it is known submitted
+    // when either record of that epoch says so.
+    if (n.producer.epoch > d.producer.epoch) {
+      d.producer.epoch = n.producer.epoch;
+      d.producer_ahead = n.producer_ahead;
+    } else if (n.producer.epoch == d.producer.epoch) {
+      d.producer_ahead = d.producer_ahead && n.producer_ahead;
+    }
     if (n.offset < d.offset) d.offset = n.offset;
     d.size += n.size;
     n.state = block_state::unused;

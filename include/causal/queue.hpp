@@ -19,18 +19,25 @@
 //   0  S has reached v and v is untainted: import S's frontier at v; no
 //      device wait (counted `elided_reached`).
 //   1  The submitted signal of S at v came from this queue (FIFO orders it;
-//      `elided_same_queue`), or knowledge covers its producer entry, or,
-//      when it has none, dominates its untainted frontier
-//      (`elided_dominated`). Values made by signal_external never elide.
+//      `elided_same_queue`), or knowledge covers its producer entry
+//      (`elided_dominated`). An announcement with no producer (a host or
+//      outside signaller's submit_signal) never elides before the value is
+//      reached: the announcer's frontier need not contain the signal itself,
+//      so dominating it proves nothing. Values made by signal_external never
+//      elide.
 //   2  Otherwise the backend issues a device wait (`device_waits`), and the
 //      frontier of the first signal to reach v, when known (v reached, or
 //      a signal of exactly v submitted), joins the knowledge.
 //   3  The value has no submitted signal yet and the backend cannot wait for
 //      such a value (binary events): the whole submission is held on the
 //      host (`host_deferrals`) and retried by pump(); later submissions
-//      queue behind it, keeping FIFO order.
-// Then the epoch advances and each signal (S, v) is announced with
-// S.submit_signal(v, knowledge, producer = (axis, epoch)) and issued. The
+//      queue behind it, keeping FIFO order. The table of held submissions
+//      grows as needed: any number may be held.
+// Before anything is issued, a record is reserved on every signalled
+// semaphore (reserve_signal), so no capacity check can fail once the
+// operation is on the device. Then the epoch advances and each signal
+// (S, v) is announced with S.submit_reserved_signal(v, knowledge,
+// producer = (axis, epoch)) and issued. The
 // backend later reports completion: S.device_signal(v) reaches the value
 // with the recorded frontier, and retire(epoch) updates the queue's
 // completed epoch (and an attached completion tracker).
@@ -40,19 +47,31 @@
 // deferral and a retire report themselves. With none, each hook site is one
 // never-taken branch (<causal/trace_sink.hpp>).
 //
+// Knowledge ahead of the epoch. learn() (and a block pool's fence waits,
+// which order the *next* operation) add entries that the queue's current
+// epoch does not cover. Until the next submission, knowledge_producer()
+// names (axis, epoch + 1): the operation that those waits precede, which is
+// what a death frontier recorded now must be proven by (pool.hpp).
+//
 // Thread safety: a queue is externally synchronised, like a VkQueue: one
 //                thread at a time calls submit/pump/knowledge. stats(),
 //                completed_epoch() and retire() may be called from any
-//                thread (a completion thread retires).
-// Memory order:  retire(e) releases; completed_epoch() acquires.
-// Blocking/allocation: never blocks, never allocates. submit takes the
-//                spin locks of the semaphores it touches (frontier_at,
-//                submit_signal), nothing else. An installed trace sink
-//                runs on the calling thread and may do either.
-// Size:          sizeof(Frontier) * (1 + deferred slots) plus the backend;
-//                deferred submissions live in a fixed inline table.
+//                thread (a completion thread retires; stats() reads
+//                counters the submitting thread stores atomically).
+// Memory order:  retire(e) releases; completed_epoch() acquires; stats()
+//                is relaxed (each counter is exact, the set a snapshot).
+// Blocking/allocation: never blocks. submit takes the spin locks of the
+//                semaphores it touches (frontier_at, reserve_signal,
+//                submit_reserved_signal), nothing else; it allocates only
+//                when a semaphore's pending-signal table or the deferral
+//                table grows past its largest size so far. An installed
+//                trace sink runs on the calling thread and may do either.
+// Size:          sizeof(Frontier) * 2 plus the backend, plus max_deferred
+//                inline deferral slots (~700 bytes each) and more on the
+//                heap once that many submissions were held at once.
 // Configuration: Frontier, Backend (concept queue_backend); limits
-//                max_waits, max_signals, max_deferred (static members);
+//                max_waits, max_signals per submission, max_deferred held
+//                submissions kept inline (static members);
 //                optional `backend.trace_label(op)` names operations in
 //                traces; CAUSAL_ENABLE_TRACE_HOOKS.
 // See also:      ../shared/DESIGN.md §5, <causal/semaphore.hpp>,
@@ -62,6 +81,7 @@
 
 #include <causal/axis.hpp>
 #include <causal/config.hpp>
+#include <causal/detail/inline_ring.hpp>
 #include <causal/frontier.hpp>
 #include <causal/result.hpp>
 #include <causal/semaphore.hpp>
@@ -73,6 +93,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <optional>
 #include <span>
 #include <type_traits>
@@ -124,7 +145,7 @@ struct queue_signal {
   std::uint64_t value = 0;
 };
 
-/// What the queue did, cumulatively. Plain counters, read with stats().
+/// What the queue did, cumulatively: a snapshot returned by stats().
 struct queue_stats {
   std::uint64_t submissions = 0;        ///< operations executed
   std::uint64_t elided_reached = 0;     ///< tier 0: value already reached
@@ -164,7 +185,8 @@ class basic_queue {
   /// Most waits, and most signals, one submission may carry.
   static constexpr std::size_t max_waits = 16;
   static constexpr std::size_t max_signals = 16;
-  /// Most submissions held on the host at once (tier 3).
+  /// Submissions held on the host (tier 3) without allocating; more grow
+  /// the table on the heap.
   static constexpr std::size_t max_deferred = 16;
 
   /// Creates the queue for axis `a` (from an axis_allocator: never reused),
@@ -184,11 +206,20 @@ class basic_queue {
   [[nodiscard]] std::uint64_t epoch() const noexcept { return epoch_; }
   /// What is ordered before this queue's next operation.
   [[nodiscard]] const Frontier& knowledge() const noexcept { return knowledge_; }
-  [[nodiscard]] const queue_stats& stats() const noexcept { return stats_; }
+  /// The counters so far; callable from any thread (see the file comment).
+  [[nodiscard]] queue_stats stats() const noexcept { return stats_.snapshot(); }
+  /// The entry that proves the current knowledge: (axis, epoch), or
+  /// (axis, epoch + 1) when something was learnt since the last submission
+  /// (it orders only the next operation), or {axis{0}, 0} when the queue
+  /// knows nothing. A death frontier recorded now must name this producer.
+  [[nodiscard]] frontier_entry knowledge_producer() const noexcept {
+    const std::uint64_t e = knowledge_ahead_ ? epoch_ + 1 : epoch_;
+    return e != 0 ? frontier_entry{axis_, e} : frontier_entry{};
+  }
   [[nodiscard]] Backend& backend() noexcept { return backend_; }
   [[nodiscard]] const Backend& backend() const noexcept { return backend_; }
   /// Submissions currently held on the host (tier 3).
-  [[nodiscard]] std::size_t deferred_count() const noexcept { return deferred_count_; }
+  [[nodiscard]] std::size_t deferred_count() const noexcept { return deferred_.size(); }
 
   /// The highest epoch the backend reported complete.
   [[nodiscard]] std::uint64_t completed_epoch() const noexcept {
@@ -246,26 +277,36 @@ class basic_queue {
   }
 
   /// Adds `extra` to the knowledge (what the caller learnt some other way,
-  /// e.g. a host wait that returned). The own axis stays pinned.
-  void learn(const Frontier& extra) noexcept { (void)knowledge_.merge(extra, axis_); }
+  /// e.g. a host wait that returned, or a pool's fence waits issued for the
+  /// next operation). The own axis stays pinned. Until the next submission
+  /// the knowledge is then ahead of the epoch (knowledge_producer()).
+  void learn(const Frontier& extra) noexcept {
+    if (dominates(knowledge_, extra)) return;  // nothing new (and untainted)
+    (void)knowledge_.merge(extra, axis_);
+    knowledge_ahead_ = true;
+  }
 
   /// Submits `op` after `waits`, announcing `signals`; see the file
   /// comment for the tiers. Errors (nothing changes, nothing is issued):
   /// more than max_waits/max_signals (`invalid_argument`), a null
   /// semaphore (`invalid_argument`), a wait on a failed semaphore (its
   /// failure), a signal value not above the semaphore's payload or already
-  /// submitted (`not_increasing` / `invalid_argument`), a full deferral
-  /// table (`resource_exhausted`). A backend failure part-way returns the
-  /// backend's error; the operation is then not executed if issue_wait or
-  /// execute failed, and its signals' semaphores are failed with the error
-  /// so that no waiter is stranded.
+  /// submitted (`not_increasing` / `invalid_argument`), no room for a
+  /// signal record on a bounded semaphore, or memory exhausted while a
+  /// table grows (`resource_exhausted`). A backend failure part-way returns
+  /// the backend's error; the operation is then not executed if issue_wait
+  /// or execute failed, and its signals' semaphores are failed with the
+  /// error so that no waiter is stranded.
   result<submission> submit(std::span<const wait_type> waits,
                             std::span<const signal_type> signals, const operation_type& op) noexcept {
     if (status s = validate(waits, signals); !s) return s.error_value();
-    if (deferred_count_ != 0) return defer(waits, signals, op);
+    if (!deferred_.empty()) return defer(waits, signals, op);
     plan p;
     if (status s = classify(waits, p); !s) return s.error_value();
     if (p.must_defer) return defer(waits, signals, op, &p);
+    // Every capacity check before any effect: a record on each signalled
+    // semaphore, so nothing can fail for room once the operation is issued.
+    if (status s = reserve_signals(signals); !s) return s.error_value();
     return execute_planned(waits, signals, op, p);
   }
 
@@ -279,22 +320,29 @@ class basic_queue {
 
   /// Retries deferred submissions in order; stops at the first that still
   /// lacks a submitted signal. Returns how many it executed, or the first
-  /// error (that submission is dropped and its signals' semaphores failed,
-  /// so nothing waits on it forever).
+  /// error: a semaphore with no room for its signal record (a bounded
+  /// one, or memory ran out) leaves that submission held, to retry later;
+  /// any other error drops it and fails its signals' semaphores, so
+  /// nothing waits on it forever.
   result<std::size_t> pump() noexcept {
     std::size_t executed = 0;
-    while (deferred_count_ != 0) {
-      deferred& d = deferred_[deferred_head_];
+    while (!deferred_.empty()) {
+      deferred& d = deferred_.front();
       const std::span<const wait_type> waits(d.waits.data(), d.wait_count);
       const std::span<const signal_type> signals(d.signals.data(), d.signal_count);
       plan p;
       status classified = classify(waits, p);
       if (classified && p.must_defer) break;
+      if (classified) {
+        if (status room = reserve_signals(signals); !room) {
+          if (room.code() == errc::resource_exhausted) return room.error_value();
+          classified = room;
+        }
+      }
       result<submission> r = classified ? execute_planned(waits, signals, d.op, p, /*pumped=*/true)
                                         : result<submission>{classified.error_value()};
       if (!r) fail_signals(signals, r.error_value());
-      deferred_head_ = (deferred_head_ + 1) % max_deferred;
-      --deferred_count_;
+      deferred_.pop_front();
       if (!r) return r.error_value();
       ++executed;
     }
@@ -431,13 +479,31 @@ class basic_queue {
     return imported->signal_value == v;
   }
 
-  /// Whether `imported` is covered by `known` (tier 1's test).
+  /// Whether `imported` (a submitted, unreached signal) is covered by
+  /// `known` (tier 1's test): only through its producer entry. Without one
+  /// (a host or outside announcer) nothing proves the signal will have
+  /// happened: the announcer's frontier describes what it knew, not the
+  /// signal, so dominating it is no evidence (DESIGN §5, tier 1).
   static bool covered_by(const Frontier& known,
                          const imported_type& imported) noexcept {
-    if (imported.has_producer()) {
-      return known.epoch_of(imported.producer.axis) >= imported.producer.epoch;
+    return imported.has_producer() &&
+           known.epoch_of(imported.producer.axis) >= imported.producer.epoch;
+  }
+
+  /// Reserves a record on every signalled semaphore; on failure gives the
+  /// ones taken back and returns why (nothing else has changed).
+  static status reserve_signals(std::span<const signal_type> signals) noexcept {
+    for (std::size_t i = 0; i < signals.size(); ++i) {
+      if (status s = signals[i].semaphore->reserve_signal(); !s) {
+        unreserve_signals(signals.first(i));
+        return s;
+      }
     }
-    return dominates(known, imported.frontier);
+    return status{};
+  }
+
+  static void unreserve_signals(std::span<const signal_type> signals) noexcept {
+    for (const signal_type& sig : signals) sig.semaphore->unreserve_signal();
   }
 
   /// Second pass over the device waits of one submission: a wait whose
@@ -462,6 +528,9 @@ class basic_queue {
     }
   }
 
+  /// Issues a classified submission. Precondition: a record is reserved
+  /// on every signalled semaphore (reserve_signals); each is consumed or
+  /// given back whatever happens.
   result<submission> execute_planned(std::span<const wait_type> waits,
                                      std::span<const signal_type> signals,
                                      const operation_type& op, const plan& p,
@@ -470,6 +539,7 @@ class basic_queue {
     for (std::size_t i = 0; i < waits.size(); ++i) {
       if (p.tiers[i] != tier::device) continue;
       if (status s = backend_.issue_wait(*waits[i].semaphore, waits[i].value); !s) {
+        unreserve_signals(signals);
         fail_signals(signals, s.error_value());
         return s.error_value();
       }
@@ -492,18 +562,25 @@ class basic_queue {
     }
     const std::uint64_t e = epoch_ + 1;
     if (status s = backend_.execute(op, e); !s) {
+      unreserve_signals(signals);
       fail_signals(signals, s.error_value());
       return s.error_value();
     }
     epoch_ = e;
     (void)knowledge_.insert_or_raise(axis_, e);
+    // The operation at e follows every wait issued so far, the pool's fence
+    // waits included, and imported what its own waits proved: e covers
+    // the whole knowledge again.
+    knowledge_ahead_ = false;
     if (traced(trace_)) [[unlikely]] {
       trace_operation(waits, signals.size(), op, p, e, pumped);
     }
     const frontier_entry producer{axis_, e};
     status first_failure{};
     for (const signal_type& sig : signals) {
-      status s = sig.semaphore->submit_signal(sig.value, knowledge_, producer);
+      // Reserved before anything was issued: only a concurrent signal or
+      // failure of the semaphore (a race the caller lost) can refuse it.
+      status s = sig.semaphore->submit_reserved_signal(sig.value, knowledge_, producer);
       if (s) s = backend_.issue_signal(*sig.semaphore, sig.value);
       if (!s) {
         // The operation is already on the device; a signal we cannot
@@ -524,25 +601,31 @@ class basic_queue {
       }
     }
     ++delta.submissions;
-    add(delta);
+    stats_.add(delta);
     if (!first_failure) return first_failure.error_value();
     return submission{e, false};
   }
 
   result<submission> defer(std::span<const wait_type> waits, std::span<const signal_type> signals,
                            const operation_type& op, const plan* p = nullptr) noexcept {
-    if (deferred_count_ == max_deferred) {
-      return error{errc::resource_exhausted, "submit: max_deferred submissions already held",
-                   max_deferred};
+    if (deferred_.full()) {
+      // Double the table (the queue is externally synchronised: no lock).
+      const std::size_t capacity = deferred_.capacity() * 2;
+      auto* storage = new (std::nothrow) deferred[capacity];
+      if (storage == nullptr) {
+        return error{errc::resource_exhausted,
+                     "submit: out of memory for the table of held submissions", capacity};
+      }
+      delete[] deferred_.adopt(storage, capacity);
     }
-    deferred& d = deferred_[(deferred_head_ + deferred_count_) % max_deferred];
+    deferred& d = deferred_.push_back();
     for (std::size_t i = 0; i < waits.size(); ++i) d.waits[i] = waits[i];
     for (std::size_t i = 0; i < signals.size(); ++i) d.signals[i] = signals[i];
     d.wait_count = waits.size();
     d.signal_count = signals.size();
     d.op = op;
-    ++deferred_count_;
-    ++stats_.host_deferrals;
+    stats_.host_deferrals.store(stats_.host_deferrals.load(std::memory_order_relaxed) + 1,
+                                std::memory_order_relaxed);
     if (traced(trace_)) [[unlikely]] {
       trace_deferral(waits, op, p);
     }
@@ -622,7 +705,7 @@ class basic_queue {
     d.queue = axis_;
     d.tag = trace_tag(op);
     d.label = trace_label(op);
-    d.held = static_cast<std::uint32_t>(deferred_count_);
+    d.held = static_cast<std::uint32_t>(deferred_.size());
     if (p != nullptr) {
       for (std::size_t i = 0; i < waits.size(); ++i) {
         if (p->tiers[i] != tier::defer) continue;
@@ -643,27 +726,51 @@ class basic_queue {
     for (const signal_type& s : signals) s.semaphore->fail(e);
   }
 
-  void add(const queue_stats& d) noexcept {
-    stats_.submissions += d.submissions;
-    stats_.elided_reached += d.elided_reached;
-    stats_.elided_same_queue += d.elided_same_queue;
-    stats_.elided_dominated += d.elided_dominated;
-    stats_.device_waits += d.device_waits;
-    stats_.signals += d.signals;
-  }
+  /// The counters behind stats(): written by the submitting thread only
+  /// (a relaxed load and store, no read-modify-write), read from any.
+  struct atomic_stats {
+    std::atomic<std::uint64_t> submissions{0};
+    std::atomic<std::uint64_t> elided_reached{0};
+    std::atomic<std::uint64_t> elided_same_queue{0};
+    std::atomic<std::uint64_t> elided_dominated{0};
+    std::atomic<std::uint64_t> device_waits{0};
+    std::atomic<std::uint64_t> host_deferrals{0};
+    std::atomic<std::uint64_t> signals{0};
+
+    static void bump(std::atomic<std::uint64_t>& counter, std::uint64_t n) noexcept {
+      if (n != 0) {
+        counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+      }
+    }
+    void add(const queue_stats& d) noexcept {
+      bump(submissions, d.submissions);
+      bump(elided_reached, d.elided_reached);
+      bump(elided_same_queue, d.elided_same_queue);
+      bump(elided_dominated, d.elided_dominated);
+      bump(device_waits, d.device_waits);
+      bump(signals, d.signals);
+    }
+    [[nodiscard]] queue_stats snapshot() const noexcept {
+      constexpr auto relaxed = std::memory_order_relaxed;
+      return queue_stats{submissions.load(relaxed),      elided_reached.load(relaxed),
+                         elided_same_queue.load(relaxed), elided_dominated.load(relaxed),
+                         device_waits.load(relaxed),      host_deferrals.load(relaxed),
+                         signals.load(relaxed)};
+    }
+  };
 
   const causal::axis axis_;
   std::uint64_t epoch_ = 0;
   Frontier knowledge_{};
-  queue_stats stats_{};
+  /// Set by learn() when it added something; cleared by a submission.
+  bool knowledge_ahead_ = false;
+  atomic_stats stats_{};
   Backend backend_;
   void (*retire_observer_)(void*, causal::axis, std::uint64_t) noexcept = nullptr;
   void* retire_context_ = nullptr;
   void (*fail_observer_)(void*, causal::axis, const error&) noexcept = nullptr;
   trace_sink* trace_ = nullptr;
-  std::size_t deferred_head_ = 0;
-  std::size_t deferred_count_ = 0;
-  std::array<deferred, max_deferred> deferred_{};
+  detail::inline_ring<deferred, max_deferred> deferred_;
   alignas(CAUSAL_CACHELINE_SIZE) std::atomic<std::uint64_t> completed_{0};
 };
 
@@ -674,8 +781,12 @@ class basic_queue {
 ///
 /// `complete_next()` completes the oldest issued operation whose device
 /// waits are satisfied (device order is FIFO): it reaches the semaphores
-/// the operation signals (device_signal) and returns its epoch. The log
-/// keeps the last `LogCapacity` events; nothing allocates.
+/// the operation signals (device_signal) and returns its epoch. Like a
+/// device stream, it fails for good when an operation waits on a failed
+/// semaphore: that operation and every later one fail their signals'
+/// semaphores with the error instead of running, and later issues return
+/// it (see failure()). The log keeps the last `LogCapacity` events;
+/// nothing allocates.
 template <class Semaphore = semaphore, bool WaitsBeforeSignal = true,
           std::size_t LogCapacity = 256>
 class recording_backend {
@@ -693,11 +804,13 @@ class recording_backend {
   };
 
   status issue_wait(Semaphore& s, std::uint64_t v) noexcept {
+    if (failed_) return status{failure_};
     if (fail_next_wait_) return status{fail_next_wait_error()};
     record(event{event_kind::wait, &s, v, 0});
     return status{};
   }
   status execute(const operation_type& op, std::uint64_t epoch) noexcept {
+    if (failed_) return status{failure_};
     if (fail_next_execute_) {
       fail_next_execute_ = false;
       return status{error{errc::device_lost, "recording_backend: injected execute failure"}};
@@ -706,8 +819,16 @@ class recording_backend {
     return status{};
   }
   status issue_signal(Semaphore& s, std::uint64_t v) noexcept {
+    if (failed_) return status{failure_};
     record(event{event_kind::signal, &s, v, 0});
     return status{};
+  }
+
+  /// The simulated device's sticky failure: the error of the first failed
+  /// semaphore an operation waited on, once complete_next() met it.
+  [[nodiscard]] std::optional<error> failure() const noexcept {
+    if (failed_) return failure_;
+    return std::nullopt;
   }
 
   /// Events issued so far (oldest first, the last LogCapacity of them).
@@ -727,7 +848,9 @@ class recording_backend {
   void fail_next_execute() noexcept { fail_next_execute_ = true; }
 
   /// Completes the oldest pending operation if its device waits are met:
-  /// reaches its signals and returns its epoch; 0 when nothing can run.
+  /// reaches its signals and returns its epoch; 0 when nothing can run, or
+  /// when a wait's semaphore has failed: then the device fails (see the
+  /// class comment) and every pending operation's signals are failed.
   std::uint64_t complete_next() noexcept {
     // Walk from the completion cursor: waits before the next execute must
     // be satisfied; signals after it are reached.
@@ -737,6 +860,11 @@ class recording_backend {
     for (; i < total_; ++i) {
       const event& e = log_[i % LogCapacity];
       if (e.kind == event_kind::wait) {
+        // Failure wins over the payload, as for a host waiter.
+        if (const auto f = e.semaphore->failure(); f) {
+          fail_pending(*f);
+          return 0;
+        }
         if (e.semaphore->value() < e.value) return 0;
         continue;
       }
@@ -755,6 +883,19 @@ class recording_backend {
   }
 
  private:
+  /// The device failed with `e`: every operation not yet completed fails
+  /// its signals (none of them will ever run), and the failure sticks.
+  void fail_pending(const error& e) noexcept {
+    if (!failed_) {
+      failed_ = true;
+      failure_ = e;
+    }
+    for (; cursor_ < total_; ++cursor_) {
+      const event& ev = log_[cursor_ % LogCapacity];
+      if (ev.kind == event_kind::signal) (void)ev.semaphore->fail(failure_);
+    }
+  }
+
   error fail_next_wait_error() noexcept {
     fail_next_wait_ = false;
     return error{errc::device_lost, "recording_backend: injected wait failure"};
@@ -771,6 +912,8 @@ class recording_backend {
   std::array<std::size_t, 3> counts_{};
   bool fail_next_wait_ = false;
   bool fail_next_execute_ = false;
+  bool failed_ = false;
+  error failure_{};
 };
 
 /// A queue over the recording backend with the default frontier.

@@ -20,11 +20,16 @@
 // producer entry (the (axis, epoch) of the signalling operation, DESIGN §3),
 // which is what wait elision checks. A value with no submitted signal has no
 // frontier at all, so a wait-before-signal can never be elided. Submitted
-// records wait in a sorted table of PendingCapacity entries (a full table is
-// `errc::resource_exhausted`, never a silent drop); when a signal reaches v,
-// submitted records below v can no longer be the first to reach their
-// values and are dropped (their own late signal then fails as not
-// increasing).
+// records wait in a table sorted by value (two queues may submit 5, then 3).
+// Its size never limits how far ahead a pipeline is submitted: by default
+// (`pending_grows`) PendingCapacity records live inline and more spill to
+// heap storage that doubles as needed; `pending_bounded` makes
+// PendingCapacity a hard limit instead, returned as `resource_exhausted`.
+// A caller that must not fail half-way reserves records first
+// (reserve_signal), so that every check happens before any effect. When a
+// signal reaches v, submitted records below v can no longer be the first to
+// reach their values and are dropped (their own late signal then fails as
+// not increasing).
 //
 // Taint. `signal_external(v)` (an imported CUDA event, a sync_fd, another
 // process) advances the payload without a frontier. Values above the taint
@@ -34,12 +39,22 @@
 // complete (untainted, or with a producer entry) raises the watermark: the
 // taint heals.
 //
+// Exactness. A waiter's import is exact when it is the frontier of the
+// first signal that reached >= v. When that signal was external (and a
+// later witnessed signal healed the taint) or has left the ring, the
+// answer is a later reached record's frontier or the merge of those that
+// left: sound knowledge, flagged inexact, with no producer or signal value.
+//
 // Failure and timepoints. `fail(e)` is sticky (first error wins) and is
 // delivered to every pending and later timepoint and host wait; failure
 // wins over the payload. Timepoints are caller-owned intrusive nodes; each
 // fires exactly once, outside the semaphore's lock, with ok, the failure,
 // or `errc::cancelled` when the semaphore is destroyed first. Callbacks may
-// signal other semaphores (`semaphore_link` relays S >= x to T := y).
+// signal other semaphores (`semaphore_link` relays S >= x to T := y) and
+// may destroy this one. A callback that needs the frontier at its
+// threshold asks for a copy at registration (add_timepoint's importing
+// overload): once the value is visible, any thread may destroy the
+// semaphore, so reading it later is a use after free.
 //
 // Tracing. With a trace_sink installed (set_trace_sink), every reached
 // value reports its frontier and producer (under the lock, so in value
@@ -52,25 +67,35 @@
 // Memory order:  signal(v) releases; value(), try_wait(v) and a wait or
 //                timepoint that observes >= v acquire; what the signaller
 //                wrote before signal(v) is visible after.
-// Blocking/allocation: never allocates. value(), try_wait(),
-//                is_tainted() and failed() are single lock-free loads.
-//                signal, submit_signal, frontier_at, timepoint
-//                registration and cancel take the semaphore's spin lock
-//                for a bounded, allocation-free critical section (a copy of
-//                one record); wait/wait_all/wait_any spin briefly, then park
-//                on a 32-bit futex word. Callbacks run on the signalling
-//                thread, as do the hooks of an installed trace sink (which
-//                may lock or allocate; they run under the spin lock).
+// Blocking/allocation: signal, fail, try_wait and the observers never
+//                allocate; value(), try_wait(), is_tainted() and failed()
+//                are single lock-free loads. submit_signal and
+//                reserve_signal allocate only when more than
+//                PendingCapacity signals are outstanding (pending_grows:
+//                the storage doubles, outside the lock, and is kept; never
+//                with pending_bounded). signal, submit_signal, frontier_at,
+//                timepoint registration and cancel take the semaphore's
+//                spin lock for a bounded, allocation-free critical section
+//                (a copy of one record, a binary search, an O(1) insert at
+//                the end in the common case); wait/wait_all/wait_any spin
+//                briefly, then park on a 32-bit futex word. Callbacks run
+//                on the signalling thread, as do the hooks of an installed
+//                trace sink (which may lock or allocate; they run under
+//                the spin lock).
 // Size:          about (HistoryDepth + PendingCapacity + 1) * sizeof(Frontier)
-//                plus two cache lines; ~3 KiB with the defaults.
+//                plus two cache lines; ~3 KiB with the defaults; plus, once
+//                grown, a heap table of (a power of two times
+//                PendingCapacity) records of ~sizeof(Frontier) + 32 bytes.
 // Configuration: Frontier (default causal::frontier), HistoryDepth
-//                (default 4), PendingCapacity (default 8); scope at creation;
+//                (default 4), PendingCapacity (default 8), Pending
+//                (pending_grows or pending_bounded); scope at creation;
 //                CAUSAL_ENABLE_TRACE_HOOKS.
 // See also:      ../shared/DESIGN.md §4, <causal/queue.hpp>,
 //                <causal/ext/park_word.hpp>, <causal/trace_sink.hpp>.
 #pragma once
 
 #include <causal/config.hpp>
+#include <causal/detail/inline_ring.hpp>
 #include <causal/detail/spin_lock.hpp>
 #include <causal/ext/park_word.hpp>
 #include <causal/frontier.hpp>
@@ -83,8 +108,11 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <new>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -165,11 +193,41 @@ struct imported_frontier {
   [[nodiscard]] constexpr bool has_producer() const noexcept { return producer.epoch != 0; }
 };
 
+//===-- pending-signal storage ----------------------------------------------===//
+
+/// How a semaphore stores submitted, unreached signals beyond its inline
+/// records (the fourth template parameter of basic_semaphore).
+///
+/// `pending_grows` (the default): PendingCapacity records live inside the
+/// semaphore; more spill to heap storage that doubles when full and is kept
+/// until the semaphore is destroyed, so a pipeline of any depth can be
+/// submitted up front, bounded only by memory. Growing allocates on the
+/// submitting thread, outside the semaphore's lock; a signal never does.
+struct pending_grows {
+  static constexpr bool bounded = false;
+};
+
+/// `pending_bounded`: PendingCapacity is a hard limit and the semaphore never
+/// allocates. The limit is checked before any effect: reserve_signal() and
+/// submit_signal() return `errc::resource_exhausted`, and a queue refuses
+/// the whole submission before it issues anything.
+struct pending_bounded {
+  static constexpr bool bounded = true;
+};
+
+/// A pending-signal storage policy: `pending_grows`, `pending_bounded`, or
+/// a user type with the same `bounded` constant.
+template <class P>
+concept pending_policy = requires {
+  { P::bounded } -> std::convertible_to<bool>;
+};
+
+
 //===-- timepoints ----------------------------------------------------------===//
 
 class semaphore_timepoint;
 template <frontier_type Frontier = frontier, std::size_t HistoryDepth = 4,
-          std::size_t PendingCapacity = 8>
+          std::size_t PendingCapacity = 8, pending_policy Pending = pending_grows>
 class basic_semaphore;
 
 /// A timepoint callback: receives the node and ok, the failure, or
@@ -228,12 +286,17 @@ class semaphore_timepoint : public detail::timepoint_hook {
   }
 
  private:
-  template <frontier_type, std::size_t, std::size_t>
+  template <frontier_type, std::size_t, std::size_t, pending_policy>
   friend class basic_semaphore;
 
   std::uint64_t threshold_ = 0;
   timepoint_callback callback_ = nullptr;
   void* user_data_ = nullptr;
+  // Where the semaphore copies, under its lock, what a waiter on the
+  // threshold imports before an ok callback (add_timepoint's importing
+  // overload: an imported_frontier of the semaphore's frontier type), or
+  // null.
+  void* import_into_ = nullptr;
   // Atomic because cancel() may read them while the firing thread resets
   // them after unlinking (outside the semaphore's lock).
   std::atomic<void*> owner_{nullptr};
@@ -285,8 +348,12 @@ struct system_semaphore_handle {
 /// Template parameters:
 /// - `Frontier`: the frontier type of its signals (any basic_frontier).
 /// - `HistoryDepth`: reached signals kept exactly (>= 1).
-/// - `PendingCapacity`: submitted, unreached signals it can hold (>= 1).
-template <frontier_type Frontier, std::size_t HistoryDepth, std::size_t PendingCapacity>
+/// - `PendingCapacity`: submitted, unreached signals held inside the
+///   semaphore (>= 1); with `pending_bounded`, the most it accepts.
+/// - `Pending`: `pending_grows` (default: more records spill to growing
+///   heap storage) or `pending_bounded` (a hard limit, never allocates).
+template <frontier_type Frontier, std::size_t HistoryDepth, std::size_t PendingCapacity,
+          pending_policy Pending>
 class basic_semaphore {
   static_assert(HistoryDepth >= 1, "basic_semaphore: HistoryDepth must be at least 1");
   static_assert(PendingCapacity >= 1, "basic_semaphore: PendingCapacity must be at least 1");
@@ -294,9 +361,13 @@ class basic_semaphore {
  public:
   using frontier_type = Frontier;
   using imported_type = imported_frontier<Frontier>;
+  using pending_policy_type = Pending;
   using clock = std::chrono::steady_clock;
   static constexpr std::size_t history_depth = HistoryDepth;
+  /// Submitted signals held without allocating.
   static constexpr std::size_t pending_capacity = PendingCapacity;
+  /// True when pending_capacity is a hard limit (pending_bounded).
+  static constexpr bool pending_is_bounded = Pending::bounded;
   /// Polls of the payload before a host wait parks. Measured on the 2-vCPU
   /// Xeon VMs (bench/RESULTS.md): a poll with its pause costs ~13 ns; a
   /// cross-vCPU hand-off round trip took 14.3 us at 128 polls (the waiter
@@ -310,7 +381,11 @@ class basic_semaphore {
   /// with `errc::resource_exhausted` (see failure()).
   explicit basic_semaphore(std::uint64_t initial = 0,
                            semaphore_scope scope = semaphore_scope::process_local) noexcept
-      : scope_(scope), payload_(initial), watermark_(initial), retired_max_witnessed_(initial) {
+      : scope_(scope),
+        payload_(initial),
+        watermark_(initial),
+        retired_max_witnessed_(initial),
+        retired_max_value_(initial) {
     // Values up to `initial` were reached before anything was recorded:
     // they import the (empty) retired superset, inexact but untainted.
     if (scope == semaphore_scope::system_wide) create_shared(initial);
@@ -337,7 +412,9 @@ class basic_semaphore {
     }
     fire_all(doomed, status{error{errc::cancelled, "semaphore destroyed before its value was reached"}});
     // A signaller that counted itself under the lock may still be waking
-    // host waiters (end_wake); it is done with us once the count is 0.
+    // host waiters (end_wake); it is done with us once the count is 0. It
+    // wakes them before it runs any callback (reach, fail), so a callback
+    // that destroys us on the signalling thread never waits for itself.
     while (notifying_.load(std::memory_order_acquire) != 0) detail::cpu_relax();
     release_shared();
   }
@@ -418,29 +495,101 @@ class basic_semaphore {
   status signal_external(std::uint64_t v) noexcept { return reach(v, nullptr, {}, true); }
 
   /// Announces a future signal of `v` carrying `f` (known at submit time).
-  /// Errors: `not_increasing` when v <= payload, `invalid_argument` when v
-  /// is already submitted, `resource_exhausted` when PendingCapacity
-  /// submitted signals are outstanding, or the failure.
+  /// Errors (nothing changes): `not_increasing` when v <= payload,
+  /// `invalid_argument` when v is already submitted, the failure, or
+  /// `resource_exhausted` when no record is free: with pending_bounded,
+  /// PendingCapacity signals are outstanding or reserved; with
+  /// pending_grows, only when memory runs out. A caller with effects to
+  /// undo (a queue whose operation is already issued) reserves first.
   status submit_signal(std::uint64_t v, const Frontier& f, frontier_entry producer = {}) noexcept {
+    for (;;) {
+      std::size_t grow_to = 0;
+      {
+        detail::spin_guard guard(lock_);
+        if (status s = check_submittable_locked(v); !s) return s;
+        if (pending_.size() + reserved_ < pending_.capacity()) {
+          insert_pending_locked(v, f, producer);
+          return status{};
+        }
+        if constexpr (Pending::bounded) {
+          return status{error{errc::resource_exhausted,
+                              "submit_signal: PendingCapacity submitted signals outstanding "
+                              "(pending_bounded)",
+                              PendingCapacity}};
+        }
+        grow_to = pending_.capacity() * 2;
+      }
+      if (status s = grow_pending(grow_to); !s) return s;
+    }
+  }
+
+  /// Reserves one record for a later submit_reserved_signal, which then
+  /// cannot fail for lack of room: a queue reserves for each signal of an
+  /// operation before it issues anything (every capacity check happens
+  /// before any effect). With pending_grows this may allocate (outside the
+  /// lock). Errors (nothing reserved): the failure; `resource_exhausted`
+  /// when the bounded table is full, counting other reservations, or
+  /// memory runs out. Give an unused reservation back with
+  /// unreserve_signal().
+  status reserve_signal() noexcept {
+    for (;;) {
+      std::size_t grow_to = 0;
+      {
+        detail::spin_guard guard(lock_);
+        if (failed()) return status{*failure()};
+        if (pending_.size() + reserved_ < pending_.capacity()) {
+          ++reserved_;
+          return status{};
+        }
+        if constexpr (Pending::bounded) {
+          return status{error{errc::resource_exhausted,
+                              "reserve_signal: PendingCapacity submitted signals outstanding "
+                              "or reserved (pending_bounded)",
+                              PendingCapacity}};
+        }
+        grow_to = pending_.capacity() * 2;
+      }
+      if (status s = grow_pending(grow_to); !s) return s;
+    }
+  }
+
+  /// Gives back a reservation that will not be used.
+  void unreserve_signal() noexcept {
     detail::spin_guard guard(lock_);
-    if (failed()) return status{*failure()};
-    if (v <= current_value_locked()) {
-      return status{error{errc::not_increasing, "submit_signal: value not above the payload", v}};
-    }
-    std::size_t at = 0;
-    while (at < pending_count_ && pending_[at].value < v) ++at;
-    if (at < pending_count_ && pending_[at].value == v) {
-      return status{error{errc::invalid_argument, "submit_signal: value already submitted", v}};
-    }
-    if (pending_count_ == PendingCapacity) {
+    CAUSAL_ASSERT(reserved_ != 0, "unreserve_signal without a reservation");
+    if (reserved_ != 0) --reserved_;
+  }
+
+  /// submit_signal using a reservation from reserve_signal(), consumed
+  /// whatever the outcome. Never fails for room; the other errors are
+  /// submit_signal's (a concurrent signal or failure may still win).
+  status submit_reserved_signal(std::uint64_t v, const Frontier& f,
+                                frontier_entry producer = {}) noexcept {
+    detail::spin_guard guard(lock_);
+    CAUSAL_ASSERT(reserved_ != 0, "submit_reserved_signal without a reservation");
+    if (reserved_ != 0) --reserved_;
+    if (status s = check_submittable_locked(v); !s) return s;
+    if (pending_.size() + reserved_ >= pending_.capacity()) {
+      // Only without a reservation (a broken precondition): refuse rather
+      // than overrun.
       return status{error{errc::resource_exhausted,
-                          "submit_signal: PendingCapacity submitted signals outstanding",
-                          PendingCapacity}};
+                          "submit_reserved_signal: no reserved record", PendingCapacity}};
     }
-    for (std::size_t k = pending_count_; k > at; --k) pending_[k] = pending_[k - 1];
-    pending_[at] = record{v, f, producer, false};
-    ++pending_count_;
+    insert_pending_locked(v, f, producer);
     return status{};
+  }
+
+  /// Host threads parked (or about to park) in a wait on this semaphore
+  /// in this process now: a relaxed snapshot for diagnostics and tests.
+  [[nodiscard]] std::uint32_t parked_waiters() const noexcept {
+    if (shared_ != nullptr) return shared_->waiters.load(boost::memory_order_relaxed);
+    return waiters_.load(std::memory_order_relaxed);
+  }
+
+  /// Submitted, unreached signals held now (for diagnostics and tests).
+  [[nodiscard]] std::size_t pending_count() const noexcept {
+    detail::spin_guard guard(lock_);
+    return pending_.size();
   }
 
   /// Fails the semaphore with `e` (sticky; the first error wins). Every
@@ -471,8 +620,9 @@ class basic_semaphore {
       // a waiter must be woken.
       must_wake = begin_wake();
     }
-    fire_all(doomed, status{e});
+    // Waiters first, then callbacks: see reach().
     if (must_wake) end_wake();
+    fire_all(doomed, status{e});
     return true;
   }
 
@@ -491,9 +641,7 @@ class basic_semaphore {
   [[nodiscard]] value_state state_of(std::uint64_t v) const noexcept {
     if (v <= value()) return value_state::reached;
     detail::spin_guard guard(lock_);
-    for (std::size_t i = 0; i < pending_count_; ++i) {
-      if (pending_[i].value >= v) return value_state::submitted;
-    }
+    if (pending_lower_bound(v) < pending_.size()) return value_state::submitted;
     return value_state::unsubmitted;
   }
 
@@ -502,6 +650,28 @@ class basic_semaphore {
   /// comment for exactness and taint.
   [[nodiscard]] std::optional<imported_type> frontier_at(std::uint64_t v) const noexcept {
     detail::spin_guard guard(lock_);
+    return frontier_at_locked(v);
+  }
+
+  //===-- timepoints --------------------------------------------------------===//
+
+  /// Registers `tp`; its callback runs exactly once (see semaphore_timepoint),
+  /// inline when the threshold is already reached or the semaphore failed.
+  /// Precondition: `tp` is not registered anywhere.
+  void add_timepoint(semaphore_timepoint& tp) noexcept { add_timepoint_impl(tp, nullptr); }
+
+  /// Like add_timepoint(tp), and before an ok callback copies what a waiter
+  /// on the threshold imports (frontier_at(threshold)) into `import_into`,
+  /// under the semaphore's lock. The callback may use that copy even when
+  /// the semaphore is destroyed by then (a consumer that saw the value may
+  /// destroy it at once); it must not call frontier_at itself. `import_into`
+  /// must outlive the callback; it is untouched for a failure or cancel.
+  void add_timepoint(semaphore_timepoint& tp, imported_type& import_into) noexcept {
+    add_timepoint_impl(tp, &import_into);
+  }
+
+ private:
+  [[nodiscard]] std::optional<imported_type> frontier_at_locked(std::uint64_t v) const noexcept {
     const std::uint64_t local = payload_.load(std::memory_order_relaxed);
     const std::uint64_t reached = current_value_locked();
     if (v == 0) return imported_type{Frontier{}, {}, 0, true, true, false};
@@ -519,27 +689,21 @@ class basic_semaphore {
       }
       return known_at_locked(v);
     }
-    for (std::size_t i = 0; i < pending_count_; ++i) {
-      const record& r = pending_[i];
-      // exact only for a signal of exactly v: a lower one submitted later
-      // may still reach v first, so a higher record's frontier is a valid
-      // requirement (its producer covered implies S >= v) but not knowledge.
-      if (r.value >= v) {
-        return imported_type{r.frontier, r.producer, r.value, false, r.value == v, false};
-      }
+    // exact only for a signal of exactly v: a lower one submitted later
+    // may still reach v first, so a higher record's frontier is a valid
+    // requirement (its producer covered implies S >= v) but not knowledge.
+    if (const std::size_t at = pending_lower_bound(v); at < pending_.size()) {
+      const record& r = pending_[at];
+      return imported_type{r.frontier, r.producer, r.value, false, r.value == v, false};
     }
     return std::nullopt;
   }
 
-  //===-- timepoints --------------------------------------------------------===//
-
-  /// Registers `tp`; its callback runs exactly once (see semaphore_timepoint),
-  /// inline when the threshold is already reached or the semaphore failed.
-  /// Precondition: `tp` is not registered anywhere.
-  void add_timepoint(semaphore_timepoint& tp) noexcept {
+  void add_timepoint_impl(semaphore_timepoint& tp, imported_type* import_into) noexcept {
     CAUSAL_ASSERT(tp.state_.load(std::memory_order_relaxed) != detail::timepoint_state::armed,
                   "add_timepoint: node already registered");
     CAUSAL_ASSERT(tp.callback_ != nullptr, "add_timepoint: node has no callback");
+    tp.import_into_ = import_into;
     {
       detail::spin_guard guard(lock_);
       if (!failed() && current_value_locked() < tp.threshold_) {
@@ -559,6 +723,7 @@ class basic_semaphore {
         timepoint_count_.fetch_add(1, std::memory_order_relaxed);
         return;
       }
+      if (import_into != nullptr && !failed()) capture_import_locked(tp);
     }
     tp.owner_.store(nullptr, std::memory_order_relaxed);
     tp.state_.store(detail::timepoint_state::idle, std::memory_order_relaxed);
@@ -566,6 +731,20 @@ class basic_semaphore {
     tp.callback_(tp, f ? status{*f} : status{});
   }
 
+  /// Copies what a waiter on tp's threshold imports into its import slot.
+  void capture_import_locked(semaphore_timepoint& tp) const noexcept {
+    auto* into = static_cast<imported_type*>(tp.import_into_);
+    if (auto got = frontier_at_locked(tp.threshold_); got) {
+      *into = *got;
+    } else {
+      // Unreachable for a reached threshold; knowing nothing is safe.
+      Frontier none;
+      none.set_tainted();
+      *into = imported_type{none, {}, 0, true, false, false};
+    }
+  }
+
+ public:
   //===-- host waits --------------------------------------------------------===//
 
   /// Blocks until the payload is >= `v` (ok), the semaphore fails (the
@@ -663,17 +842,86 @@ class basic_semaphore {
   /// The payload as this opener may trust it under the lock.
   [[nodiscard]] std::uint64_t current_value_locked() const noexcept { return value(); }
 
+  /// The index of the first pending record whose value is >= `v`
+  /// (pending_.size() when none): a binary search, the table being sorted.
+  [[nodiscard]] std::size_t pending_lower_bound(std::uint64_t v) const noexcept {
+    std::size_t low = 0, high = pending_.size();
+    while (low < high) {
+      const std::size_t mid = low + (high - low) / 2;
+      if (pending_[mid].value < v) {
+        low = mid + 1;
+      } else {
+        high = mid;
+      }
+    }
+    return low;
+  }
+
+  /// submit_signal's checks other than room.
+  [[nodiscard]] status check_submittable_locked(std::uint64_t v) const noexcept {
+    if (failed()) return status{*failure()};
+    if (v <= current_value_locked()) {
+      return status{error{errc::not_increasing, "submit_signal: value not above the payload", v}};
+    }
+    const std::size_t at = pending_lower_bound(v);
+    if (at < pending_.size() && pending_[at].value == v) {
+      return status{error{errc::invalid_argument, "submit_signal: value already submitted", v}};
+    }
+    return status{};
+  }
+
+  /// Inserts a checked record. Precondition: a record is free.
+  void insert_pending_locked(std::uint64_t v, const Frontier& f, frontier_entry producer) noexcept {
+    // Values mostly arrive in increasing order: the common insert appends.
+    const std::size_t at = pending_lower_bound(v);
+    pending_.insert(at, record{v, f, producer, false});
+  }
+
+  /// Moves the pending records to heap storage of `capacity` records
+  /// (pending_grows only). Allocates and frees outside the lock; a
+  /// concurrent grower that got there first makes this a no-op.
+  [[nodiscard]] status grow_pending(std::size_t capacity) noexcept {
+    auto* storage = new (std::nothrow) record[capacity];
+    if (storage == nullptr) {
+      return status{error{errc::resource_exhausted,
+                          "submit_signal: out of memory for submitted-signal records", capacity}};
+    }
+    record* unused = storage;
+    {
+      detail::spin_guard guard(lock_);
+      if (pending_.capacity() < capacity) unused = pending_.adopt(storage, capacity);
+    }
+    delete[] unused;
+    return status{};
+  }
+
   /// The frontier known at reached, witnessed value `v` <= watermark.
+  ///
+  /// Exact only when the first signal to reach >= v is still in the ring
+  /// and was witnessed. When that signal was external (its frontier is
+  /// unknown, and a later witnessed signal healed the taint) or has left the
+  /// ring, the answer is a later witnessed record's frontier, or the merge
+  /// of those that left: a superset, sound as knowledge because every such
+  /// record is reached, but not the frontier at v. It then names no
+  /// producer and no signal value, and says it is inexact.
   [[nodiscard]] imported_type known_at_locked(std::uint64_t v) const noexcept {
     if (v == 0) return imported_type{Frontier{}, {}, 0, true, true, false};
     if (v <= retired_max_witnessed_) {
       return imported_type{retired_, {}, 0, true, false, false};
     }
+    // The first reacher left the ring (an external record, since witnessed
+    // ones that left are covered above) unless the ring holds a record >= v
+    // and nothing >= v left before it.
+    bool first_is_witnessed = v > retired_max_value_;
     for (std::size_t i = 0; i < ring_count_; ++i) {
       const record& r = ring_at(i);
-      if (r.value >= v && !r.external) {
-        return imported_type{r.frontier, r.producer, r.value, true, true, false};
+      if (r.value < v) continue;
+      if (r.external) {
+        first_is_witnessed = false;
+        continue;
       }
+      if (first_is_witnessed) return imported_type{r.frontier, r.producer, r.value, true, true, false};
+      return imported_type{r.frontier, {}, 0, true, false, false};
     }
     // Unreachable while the invariants hold (v <= watermark means a
     // witnessed record >= v exists); answer conservatively.
@@ -715,19 +963,20 @@ class basic_semaphore {
       if (already_shared && v <= local) return status{};
 
       // The record that reaches v: the submitted one for exactly v, if any.
-      record reached{v, Frontier{}, producer, external};
-      std::size_t consumed = 0;
-      while (consumed < pending_count_ && pending_[consumed].value <= v) {
-        if (pending_[consumed].value == v && !external) {
-          reached.frontier = pending_[consumed].frontier;
-          if (producer.epoch == 0) reached.producer = pending_[consumed].producer;
-        }
-        ++consumed;
-      }
       // Submitted signals below v can no longer be the first to reach
-      // their values; drop them (their own signal will be non-increasing).
-      for (std::size_t k = consumed; k < pending_count_; ++k) pending_[k - consumed] = pending_[k];
-      pending_count_ -= consumed;
+      // their values; they are dropped (their own signal will be
+      // non-increasing).
+      record reached{v, Frontier{}, producer, external};
+      const std::size_t consumed =
+          v == std::numeric_limits<std::uint64_t>::max() ? pending_.size() : pending_lower_bound(v + 1);
+      if (consumed != 0 && !external) {
+        const record& last = pending_[consumed - 1];
+        if (last.value == v) {
+          reached.frontier = last.frontier;
+          if (producer.epoch == 0) reached.producer = last.producer;
+        }
+      }
+      pending_.pop_front(consumed);
 
       if (external) {
         reached.frontier.set_tainted();
@@ -763,6 +1012,7 @@ class basic_semaphore {
           semaphore_timepoint& tp = timepoints_.front();
           timepoints_.pop_front();
           tp.state_.store(detail::timepoint_state::firing, std::memory_order_relaxed);
+          if (tp.import_into_ != nullptr) capture_import_locked(tp);
           due.push_back(tp);
           timepoint_count_.fetch_sub(1, std::memory_order_relaxed);
         }
@@ -773,9 +1023,13 @@ class basic_semaphore {
     }
     // From here `this` may only be touched when must_wake is set: a waiter
     // that saw the value (spinning, not parked) may return and destroy the
-    // semaphore at once, and so may a timepoint callback.
-    fire_all(due, status{});
+    // semaphore at once, and so may a timepoint callback. Host waiters are
+    // woken first, so that the count keeping us alive is dropped before any
+    // callback runs: a callback may destroy the semaphore on this thread,
+    // and its destructor waits for that count. The callbacks then touch
+    // only their own nodes (fire_all is static).
     if (must_wake) end_wake();
+    fire_all(due, status{});
     return status{};
   }
 
@@ -804,6 +1058,7 @@ class basic_semaphore {
         }
         retired_max_witnessed_ = oldest.value;
       }
+      retired_max_value_ = oldest.value;
       ring_head_ = (ring_head_ + 1) % HistoryDepth;
       --ring_count_;
     }
@@ -1032,14 +1287,19 @@ class basic_semaphore {
 
   std::size_t ring_head_ = 0;
   std::size_t ring_count_ = 0;
-  std::size_t pending_count_ = 0;
+  /// Records reserved by reserve_signal and not yet submitted.
+  std::size_t reserved_ = 0;
+  /// The highest value among the witnessed records that left the ring.
   std::uint64_t retired_max_witnessed_ = 0;
+  /// The highest value among all records that left the ring.
+  std::uint64_t retired_max_value_ = 0;
   std::array<record, HistoryDepth> ring_{};
-  std::array<record, PendingCapacity> pending_{};
+  detail::inline_ring<record, PendingCapacity> pending_;
   Frontier retired_{};
 };
 
-/// The default semaphore: causal::frontier, 4 reached and 8 submitted records.
+/// The default semaphore: causal::frontier, 4 reached records, 8 submitted
+/// records inline and more on the heap as needed (pending_grows).
 using semaphore = basic_semaphore<>;
 
 //===-- links ---------------------------------------------------------------===//
@@ -1049,6 +1309,12 @@ using semaphore = basic_semaphore<>;
 /// waiters import at x; a failure of S fails T; destroying S first does
 /// nothing to T. If the relayed signal is rejected (T already past y) T is
 /// failed with that error, since its waiters were promised the order.
+///
+/// The source may be destroyed as soon as anyone sees it at x, even while
+/// the relay is running: the frontier is copied under the source's lock
+/// when the timepoint fires (add_timepoint's importing overload), so the
+/// relay never reads the source. The link holds that copy (one imported
+/// frontier, ~250 bytes with the default frontier).
 template <class Source, class Target = Source>
 class semaphore_link {
  public:
@@ -1060,9 +1326,8 @@ class semaphore_link {
 
   /// Starts relaying from `source` at `source_value`; may fire inline.
   void arm(Source& source, std::uint64_t source_value) noexcept {
-    source_ = &source;
     timepoint_.reset(source_value, &relay, this);
-    source.add_timepoint(timepoint_);
+    source.add_timepoint(timepoint_, imported_);
   }
 
   /// Stops the relay; true when it is guaranteed not to fire.
@@ -1075,16 +1340,16 @@ class semaphore_link {
       if (s.code() != errc::cancelled) self->target_->fail(s.error_value());
       return;
     }
-    const auto imported = self->source_->frontier_at(tp.threshold());
-    status relayed = imported ? self->target_->signal(self->target_value_, imported->frontier)
-                              : self->target_->signal(self->target_value_);
+    // Filled under the source's lock before this callback: the source
+    // itself may be gone by now.
+    status relayed = self->target_->signal(self->target_value_, self->imported_.frontier);
     if (!relayed) self->target_->fail(relayed.error_value());
   }
 
   Target* target_;
-  Source* source_ = nullptr;
   std::uint64_t target_value_;
   semaphore_timepoint timepoint_;
+  typename Source::imported_type imported_{};
 };
 
 //===-- multi-waits ---------------------------------------------------------===//

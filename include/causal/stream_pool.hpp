@@ -130,6 +130,11 @@ class stream_pool_queue {
   [[nodiscard]] causal::axis axis() const noexcept { return axis_; }
   [[nodiscard]] std::uint64_t epoch() const noexcept { return epoch_; }
   [[nodiscard]] const frontier_type& knowledge() const noexcept { return knowledge_; }
+  /// The pool frees only right after advance(), which follows everything
+  /// it learnt: (axis, epoch) always proves the knowledge.
+  [[nodiscard]] frontier_entry knowledge_producer() const noexcept {
+    return axis_.raw() != 0 && epoch_ != 0 ? frontier_entry{axis_, epoch_} : frontier_entry{};
+  }
   void learn(const frontier_type& f) noexcept {
     // The pool's own axis is pinned: overflow never evicts the entry that
     // proves its frees (DESIGN.md §3).

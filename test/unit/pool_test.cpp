@@ -197,15 +197,19 @@ TEST_CASE("pool: another queue reuses for free once its knowledge covers the pro
   }
 }
 
-TEST_CASE("pool: without a producer, reuse by knowledge needs dominance of the death frontier",
+TEST_CASE("pool: a producer that was never submitted proves nothing: reuse by knowledge needs "
+          "dominance of the death frontier",
           "[pool][knowledge]") {
   pool_t pool(128, 64);
-  queue_t host{G}, r{R};  // `host` never submits: its frees have no producer
+  queue_t host{G}, r{R};  // `host` never submits: its producer never comes
   auto b = pool.acquire(host, 128);
   REQUIRE(b);
   host.learn(frontier{{X, 3}, {Y, 4}});
   REQUIRE(pool.release(*b, host));
-  CHECK(pool.free_block(0).producer.epoch == 0);
+  // What `host` learnt orders only its next operation: that is the
+  // producer, and it may never be submitted.
+  CHECK(pool.free_block(0).producer == frontier_entry{G, 1});
+  CHECK(pool.free_block(0).producer_ahead);
 
   r.learn(frontier{{X, 3}, {Y, 3}});
   CHECK_FALSE(pool.acquire(r, 64));  // Y:4 not covered
@@ -318,6 +322,81 @@ TEST_CASE("pool: try before you fence issues exactly one wait on the producer's 
   CHECK(complete_one(r) == 0);
   CHECK(complete_one(f) == e);
   CHECK(complete_one(r) == next);
+}
+
+TEST_CASE("pool: a block freed after a fenced acquire, before any submission, names the next "
+          "operation as its producer: covering or retiring the current epoch proves nothing",
+          "[pool][fence][producer]") {
+  // F frees B (its last use is F:1). R fence-acquires B: one wait on F's
+  // timeline, which orders R's *next* operation. R frees B at once, before
+  // submitting anything. B's previous user (F:1) may still run: R's epoch
+  // (R:1) does not cover the fence wait.
+  completion_tracker tracker;
+  REQUIRE(tracker.register_axis(F));
+  REQUIRE(tracker.register_axis(R));
+  REQUIRE(tracker.register_axis(G));
+  causal::basic_block_pool<queue_t> pool(64, 64, &tracker);
+  queue_t f{F}, r{R}, g{G};
+  f.track_completion(tracker);
+  r.track_completion(tracker);
+  semaphore tl_f, tl_r;
+  REQUIRE(pool.register_timeline(F, tl_f));
+  REQUIRE(pool.register_timeline(R, tl_r));
+  auto b = pool.acquire(f, 64);
+  REQUIRE(b);
+  const std::uint64_t last_use = run_op(f, &tl_f);  // F:1 uses B
+  REQUIRE(pool.release(*b, f));
+  run_op(r, &tl_r);  // R:1, unrelated
+  complete_all(r);   // R:1 retired
+  auto fenced = pool.acquire(r, 64);
+  REQUIRE(fenced);
+  REQUIRE(fenced->path == pool_path::fenced);
+  REQUIRE(r.knowledge_producer() == frontier_entry{R, 2});  // ahead of R:1
+  REQUIRE(pool.release(*fenced, r));
+  CHECK(pool.free_block(0).producer == frontier_entry{R, 2});
+  CHECK(pool.free_block(0).producer_ahead);
+
+  SECTION("the tracker showing R:1 retired does not free it") {
+    REQUIRE(tracker.is_retired(frontier_entry{R, 1}));
+    auto got = pool.acquire(g, 64);
+    // G cannot reuse it for free; it fences on F:1 itself (the death
+    // frontier's entries), never on R:2, which may never be submitted.
+    REQUIRE(got);
+    CHECK(got->path == pool_path::fenced);
+    bool waits_on_f = false;
+    for (std::size_t i = 0; i < g.backend().event_count(); ++i) {
+      const auto& ev = g.backend().event_at(i);
+      CHECK(ev.semaphore != &tl_r);
+      waits_on_f = waits_on_f || (ev.semaphore == &tl_f && ev.value == last_use);
+    }
+    CHECK(waits_on_f);
+  }
+  SECTION("knowledge covering R:1 does not free it") {
+    g.learn(frontier{{R, 1}});
+    auto got = pool.acquire(g, 64);
+    REQUIRE(got);
+    CHECK(got->path == pool_path::fenced);
+  }
+  SECTION("R itself reuses it for free: its next operation follows the fence wait") {
+    auto got = pool.acquire(r, 64);
+    REQUIRE(got);
+    CHECK(got->path == pool_path::knowledge);
+  }
+  SECTION("once R's next operation retires, anyone reuses it") {
+    run_op(r, &tl_r);  // R:2, after the fence wait on F:1
+    complete_all(f);
+    complete_all(r);
+    REQUIRE(tracker.is_retired(frontier_entry{R, 2}));
+    auto got = pool.acquire(g, 64);
+    REQUIRE(got);
+    CHECK(got->path == pool_path::completion);
+  }
+  SECTION("covering F:1 as well (the whole death frontier) frees it") {
+    g.learn(frontier{{R, 1}, {F, last_use}});
+    auto got = pool.acquire(g, 64);
+    REQUIRE(got);
+    CHECK(got->path == pool_path::knowledge);
+  }
 }
 
 TEST_CASE("pool: fresh space is preferred to fencing", "[pool][fence]") {
@@ -546,12 +625,12 @@ TEST_CASE("pool: a tainted death frontier is never reused by dominance alone", "
       CHECK(r.knowledge().tainted());  // learnt, taint and all
     }
   }
-  SECTION("without a producer: entry-wise coverage never suffices") {
+  SECTION("with a producer never submitted: entry-wise coverage never suffices") {
     queue_t host{G};  // never submits
     host.learn(big);
     REQUIRE(pool.release(*b, host));
     REQUIRE(pool.free_block(0).death->tainted());
-    REQUIRE(pool.free_block(0).producer.epoch == 0);
+    REQUIRE(pool.free_block(0).producer_ahead);  // (G, 1): never submitted
     r.learn(big);
     for (const frontier_entry x : *pool.free_block(0).death) {
       REQUIRE(r.knowledge().epoch_of(x.axis) >= x.epoch);  // every entry covered...
@@ -724,6 +803,10 @@ struct stub_queue {
   [[nodiscard]] causal::axis axis() const noexcept { return self; }
   [[nodiscard]] std::uint64_t epoch() const noexcept { return current; }
   [[nodiscard]] const tight& knowledge() const noexcept { return known; }
+  // The tests set `known` with `current` as its own entry: nothing ahead.
+  [[nodiscard]] frontier_entry knowledge_producer() const noexcept {
+    return current != 0 ? frontier_entry{self, current} : frontier_entry{};
+  }
   void learn(const tight& f) noexcept { (void)known.merge(f, self); }
   stub_backend& backend() noexcept { return device; }
   causal::axis self;

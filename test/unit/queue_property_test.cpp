@@ -189,7 +189,7 @@ class dag {
   }
 
   std::size_t op_count() const { return ops_.size(); }
-  const causal::queue_stats& stats_of(std::size_t q) const { return queues_[q].q->stats(); }
+  causal::queue_stats stats_of(std::size_t q) const { return queues_[q].q->stats(); }
   std::size_t queue_count() const { return queues_.size(); }
 
  private:

@@ -26,11 +26,14 @@
 #include "counting_new.hpp"
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -362,14 +365,42 @@ TEST_CASE("queue: tier 1 trusts the producer entry of a frontier tainted by over
     CHECK(c.stats().device_waits == 1);
     CHECK(issued_wait(c.backend(), t, 3));
   }
-  SECTION("an untainted frontier without a producer entry elides when dominated") {
+  SECTION("an untainted frontier without a producer entry never elides by dominance either") {
+    // The announcer's frontier says what it knew, not that it will signal:
+    // dominating it proves nothing about T >= 3.
     queue c{C};
     c.learn(frontier{{A, 2}});
     REQUIRE(t.submit_signal(3, frontier{{A, 1}}));
     submit_ok(c, {wait{&t, 3}}, {}, 11);
-    CHECK(c.stats().elided_dominated == 1);
-    CHECK(c.stats().device_waits == 0);
+    CHECK(c.stats().elided_dominated == 0);
+    CHECK(c.stats().device_waits == 1);
+    CHECK(issued_wait(c.backend(), t, 3));
   }
+}
+
+TEST_CASE("queue: an announcement without a producer elides no wait while the value is "
+          "unreached; once reached, tier 0 applies",
+          "[queue][tier1][tier0]") {
+  // submit_signal(S, 5, {}) by a host that may never signal: an empty
+  // frontier is dominated by every knowledge, yet S is still 0.
+  semaphore s;
+  REQUIRE(s.submit_signal(5, frontier{}));
+  queue a{A}, b{B};
+  submit_ok(a, {wait{&s, 5}}, {}, 1);
+  b.learn(frontier{{A, 9}, {X, 9}});
+  submit_ok(b, {wait{&s, 3}}, {}, 2);  // a higher announced value covers 3 no better
+  CHECK(a.stats().waits_elided() == 0);
+  CHECK(b.stats().waits_elided() == 0);
+  CHECK(issued_wait(a.backend(), s, 5));
+  CHECK(issued_wait(b.backend(), s, 3));
+  // Neither operation may complete before the host signals.
+  CHECK(a.backend().complete_next() == 0);
+  CHECK(b.backend().complete_next() == 0);
+  REQUIRE(s.signal(5));
+  CHECK(a.backend().complete_next() == 1);
+  CHECK(b.backend().complete_next() == 1);
+  submit_ok(a, {wait{&s, 5}}, {}, 3);
+  CHECK(a.stats().elided_reached == 1);
 }
 
 TEST_CASE("queue: tier 1 is not taken when the producer is not covered", "[queue][tier1][tier2]") {
@@ -557,24 +588,29 @@ TEST_CASE("queue: tier 3: a deferred wait that becomes elidable is elided when p
   CHECK(q.knowledge().epoch_of(X) == 1);
 }
 
-TEST_CASE("queue: tier 3: the deferral table is bounded", "[queue][tier3][defer][errors]") {
-  deferring_queue q{A};
+TEST_CASE("queue: tier 3: the deferral table grows; any number of submissions may be held",
+          "[queue][tier3][defer]") {
+  // Held submissions keep their FIFO order across the growth of the table,
+  // and pumping them after the signal executes every one, in order.
+  using deep_queue = causal::basic_queue<frontier, causal::recording_backend<semaphore, false, 4096>>;
+  deep_queue q{A};
   semaphore s;
-  for (std::size_t i = 0; i < deferring_queue::max_deferred; ++i) {
+  constexpr std::size_t held = 40 * deep_queue::max_deferred;
+  for (std::size_t i = 0; i < held; ++i) {
     const auto r = q.submit({wait{&s, 1}}, {}, i);
     REQUIRE(r.ok());
     REQUIRE(r->deferred);
   }
-  const auto full = q.submit({}, {}, 99);
-  REQUIRE_FALSE(full.ok());
-  CHECK(full.code() == errc::resource_exhausted);
-  CHECK(q.deferred_count() == deferring_queue::max_deferred);
-  CHECK(q.stats().host_deferrals == deferring_queue::max_deferred);
+  CHECK(q.deferred_count() == held);
+  CHECK(q.stats().host_deferrals == held);
   REQUIRE(s.signal(1, frontier{}));
   const auto pumped = q.pump();
   REQUIRE(pumped.ok());
-  CHECK(*pumped == deferring_queue::max_deferred);
-  CHECK(q.epoch() == deferring_queue::max_deferred);
+  CHECK(*pumped == held);
+  CHECK(q.epoch() == held);
+  const auto tags = executed_tags(q.backend());
+  REQUIRE(tags.size() == held);
+  for (std::size_t i = 0; i < held; ++i) CHECK(tags[i] == i);
 }
 
 TEST_CASE(
@@ -904,6 +940,140 @@ TEST_CASE("queue: a backend failure while pumping a deferred submission fails it
   CHECK(q.deferred_count() == 0);
   CHECK(out.failure()->code() == errc::device_lost);
   CHECK(q.epoch() == 0);
+}
+
+TEST_CASE("queue: no room for a signal record refuses the whole submission before anything "
+          "is issued; the semaphores stay usable",
+          "[queue][errors][reserve]") {
+  // The second signal's semaphore has a bounded table with one record, and
+  // a host announcement already uses it. Checking its room only after the
+  // operation ran would leave the operation on the device with a signal
+  // nobody can announce, and fail `bounded` for good.
+  using bounded_semaphore = causal::basic_semaphore<frontier, 4, 1, causal::pending_bounded>;
+  using bounded_queue = causal::basic_queue<frontier, causal::recording_backend<bounded_semaphore>>;
+  bounded_queue q{A};
+  bounded_semaphore first, bounded, in;
+  REQUIRE(bounded.submit_signal(9, frontier{}));
+  REQUIRE(in.signal(1, frontier{}));
+  const auto r = q.submit({{&in, 2}}, {{&first, 1}, {&bounded, 4}}, 7);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.code() == errc::resource_exhausted);
+  CHECK(q.backend().total_events() == 0);  // no wait, no execute, no signal
+  CHECK(q.epoch() == 0);
+  CHECK(q.stats().submissions == 0);
+  CHECK_FALSE(first.failed());
+  CHECK_FALSE(bounded.failed());
+  CHECK(first.pending_count() == 0);  // its reservation was given back
+  CHECK(first.state_of(1) == causal::value_state::unsubmitted);
+  // Once the host's signal frees the record, the same submission goes through.
+  REQUIRE(bounded.signal(9));
+  const auto again = q.submit({}, {{&first, 1}, {&bounded, 10}}, 8);
+  REQUIRE(again.ok());
+  CHECK(again->epoch == 1);
+  CHECK(q.backend().complete_next() == 1);
+  CHECK(first.value() == 1);
+  CHECK(bounded.value() == 10);
+}
+
+TEST_CASE("queue: a whole pipeline of any depth is submitted before anything completes",
+          "[queue][submit_ahead]") {
+  // Three stages on three queues, 10 000 requests each, every request
+  // waiting on the previous stage's signal for it: 30 000 submissions and
+  // 10 000 outstanding signals per semaphore before the device runs any.
+  using deep_backend = causal::recording_backend<semaphore, true, 65536>;
+  using deep_queue = causal::basic_queue<frontier, deep_backend>;
+  constexpr std::uint64_t requests = 10'000;
+  // Each backend's log holds 64 Ki events (2 MiB): on the heap.
+  const auto load_q = std::make_unique<deep_queue>(A);
+  const auto compute_q = std::make_unique<deep_queue>(B);
+  const auto store_q = std::make_unique<deep_queue>(C);
+  deep_queue& load = *load_q;
+  deep_queue& compute = *compute_q;
+  deep_queue& store = *store_q;
+  semaphore loaded, computed, stored;
+  for (std::uint64_t r = 1; r <= requests; ++r) {
+    REQUIRE(load.submit({}, {{&loaded, r}}, r).ok());
+    REQUIRE(compute.submit({{&loaded, r}}, {{&computed, r}}, r).ok());
+    REQUIRE(store.submit({{&computed, r}}, {{&stored, r}}, r).ok());
+  }
+  CHECK(loaded.pending_count() == requests);
+  CHECK(stored.value() == 0);
+  // Request r's signal comes from the previous stage's epoch r, never
+  // covered yet: every cross-stage wait is a device wait.
+  CHECK(compute.stats().device_waits == requests);
+  // Drain the device round-robin; everything completes, in order.
+  std::uint64_t done = 0;
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (deep_queue* q : {&load, &compute, &store}) {
+      while (const std::uint64_t e = q->backend().complete_next()) {
+        q->retire(e);
+        progress = true;
+        ++done;
+      }
+    }
+  }
+  CHECK(done == 3 * requests);
+  CHECK(stored.value() == requests);
+  CHECK(loaded.pending_count() == 0);
+  const auto at = stored.frontier_at(requests);
+  REQUIRE(at.has_value());
+  CHECK(at->frontier.epoch_of(A) == requests);  // the whole chain is known
+  CHECK(at->frontier.epoch_of(B) == requests);
+}
+
+TEST_CASE("queue: stats() may be read from another thread while the queue submits",
+          "[queue][stats][threads]") {
+  queue q{A};
+  semaphore s;
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> last_seen{0};
+  std::thread reader([&] {
+    std::uint64_t seen = 0;
+    while (!stop.load(std::memory_order_acquire)) {
+      const causal::queue_stats st = q.stats();
+      // Each counter only grows.
+      if (st.submissions < seen) break;
+      seen = st.submissions;
+    }
+    last_seen.store(seen, std::memory_order_relaxed);
+  });
+  for (std::uint64_t i = 1; i <= 20'000; ++i) {
+    REQUIRE(q.submit({}, {{&s, i}}, i).ok());
+    while (q.backend().complete_next() != 0) {
+    }
+  }
+  stop.store(true, std::memory_order_release);
+  reader.join();
+  CHECK(last_seen.load(std::memory_order_relaxed) <= 20'000);
+  CHECK(q.stats().submissions == 20'000);
+}
+
+TEST_CASE("recording_backend: an operation waiting on a failed semaphore fails its signals, "
+          "and every later one too",
+          "[queue][recording_backend][fail]") {
+  queue q{A};
+  semaphore in, out1, out2, later;
+  submit_ok(q, {}, {}, 1);
+  submit_ok(q, {wait{&in, 1}}, {signal{&out1, 1}, signal{&out2, 5}}, 2);  // device wait
+  submit_ok(q, {}, {signal{&later, 1}}, 3);
+  CHECK(q.backend().complete_next() == 1);
+  CHECK(q.backend().complete_next() == 0);  // blocked on in >= 1
+  REQUIRE(in.fail(causal::error{errc::device_lost, "producer lost"}));
+  CHECK(q.backend().complete_next() == 0);  // fails instead of running
+  REQUIRE(q.backend().failure());
+  CHECK(q.backend().failure()->code() == errc::device_lost);
+  for (semaphore* o : {&out1, &out2, &later}) {
+    REQUIRE(o->failure());
+    CHECK(o->failure()->code() == errc::device_lost);
+    CHECK(o->wait_for(1, std::chrono::seconds(5)).code() == errc::device_lost);  // not stranded
+  }
+  // Sticky, like a device stream: a later submission fails its signals too.
+  semaphore after;
+  const auto r = q.submit({}, {signal{&after, 1}}, 4);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.code() == errc::device_lost);
+  CHECK(after.failure()->code() == errc::device_lost);
 }
 
 //===-- stats ---------------------------------------------------------------------------===//

@@ -20,15 +20,19 @@
 #include "catch.hpp"
 #include "string_makers.hpp"
 #include "counting_new.hpp"
+#include "eventually.hpp"
 
 #include <array>
 #include <atomic>
+#include <cstring>
+#include <new>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <span>
+#include <memory>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -74,8 +78,10 @@ constexpr axis D{4};
 
 /// A semaphore whose ring holds only 2 reached records, to push values out.
 using shallow_semaphore = causal::basic_semaphore<frontier, 2>;
-/// A semaphore that holds only 2 submitted records.
-using narrow_semaphore = causal::basic_semaphore<frontier, 4, 2>;
+/// A semaphore that holds only 2 submitted records (the opt-in bound).
+using narrow_semaphore = causal::basic_semaphore<frontier, 4, 2, causal::pending_bounded>;
+/// A semaphore with 2 inline submitted records that grows past them.
+using growing_semaphore = causal::basic_semaphore<frontier, 4, 2>;
 
 // Long enough that a helper thread has, in practice, parked; correctness
 // never depends on it, only what the test exercises.
@@ -460,6 +466,87 @@ TEST_CASE("semaphore: submitted records below a reached value are dropped", "[se
   REQUIRE(s.submit_signal(11, frontier{}));
 }
 
+TEST_CASE("semaphore: submit-ahead of any depth: the default table grows past its inline "
+          "records and keeps every record in value order",
+          "[semaphore][submit][grow]") {
+  growing_semaphore s;  // 2 inline records, then heap storage
+  // 10 000 records, submitted out of order in blocks (each block of ten
+  // backwards), checked against a plain reference of what was submitted.
+  constexpr std::uint64_t n = 10'000;
+  for (std::uint64_t block = 0; block < n / 10; ++block) {
+    for (std::uint64_t k = 10; k >= 1; --k) {
+      const std::uint64_t v = block * 10 + k;
+      REQUIRE(s.submit_signal(v, frontier{{A, v}}, frontier_entry{A, v}));
+    }
+  }
+  CHECK(s.pending_count() == n);
+  CHECK(s.submit_signal(77, frontier{}).code() == errc::invalid_argument);  // duplicate
+  for (std::uint64_t v : {std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{5000}, n}) {
+    const auto at = present(s.frontier_at(v));
+    CHECK_FALSE(at.reached);
+    CHECK(at.exact);
+    CHECK(at.signal_value == v);
+    CHECK(at.producer == frontier_entry{A, v});
+  }
+  CHECK(s.state_of(n) == value_state::submitted);
+  CHECK(s.state_of(n + 1) == value_state::unsubmitted);
+  // Reaching a value consumes the records at or below it, in order.
+  REQUIRE(s.signal(4000));
+  CHECK(s.pending_count() == n - 4000);
+  CHECK(present(s.frontier_at(4000)).frontier == frontier{{A, 4000}});
+  CHECK(present(s.frontier_at(4001)).signal_value == 4001);
+  for (std::uint64_t v = 4001; v <= n; ++v) REQUIRE(s.signal(v));
+  CHECK(s.pending_count() == 0);
+  CHECK(present(s.frontier_at(n)).frontier == frontier{{A, n}});
+  // The grown storage is kept: submitting that deep again allocates nothing.
+  bool all_ok = true;
+  const frontier f{{A, 1}};
+  const causal::test::allocation_guard guard;
+  for (std::uint64_t v = n + 1; v <= 2 * n; ++v) all_ok = s.submit_signal(v, f).ok() && all_ok;
+  const std::uint64_t allocations = guard.thread_allocations();
+  CHECK(all_ok);
+  CHECK(allocations == 0);
+}
+
+TEST_CASE("semaphore: reservations count against a bounded table; a reserved submit never "
+          "fails for room; refused reservations change nothing",
+          "[semaphore][submit][reserve]") {
+  narrow_semaphore s;  // 2 records at most
+  REQUIRE(s.reserve_signal());
+  REQUIRE(s.submit_signal(3, frontier{{A, 3}}));
+  // One record reserved, one used: the table is full for everyone else.
+  const status full = s.submit_signal(5, frontier{{A, 5}});
+  CHECK(full.code() == errc::resource_exhausted);
+  CHECK(s.reserve_signal().code() == errc::resource_exhausted);
+  CHECK(s.pending_count() == 1);
+  // The reservation holder still gets its record.
+  REQUIRE(s.submit_reserved_signal(4, frontier{{A, 4}}, frontier_entry{A, 4}));
+  CHECK(s.pending_count() == 2);
+  CHECK(present(s.frontier_at(4)).producer == frontier_entry{A, 4});
+  // A reservation given back frees its record.
+  REQUIRE(s.signal(4));  // consumes 3 and 4
+  CHECK(s.pending_count() == 0);
+  REQUIRE(s.reserve_signal());
+  REQUIRE(s.reserve_signal());
+  CHECK(s.reserve_signal().code() == errc::resource_exhausted);
+  s.unreserve_signal();
+  REQUIRE(s.submit_signal(9, frontier{}));  // the record given back
+  CHECK(s.submit_signal(10, frontier{}).code() == errc::resource_exhausted);
+  s.unreserve_signal();
+  REQUIRE(s.submit_signal(10, frontier{}));
+  // A reserved submit that loses to a concurrent signal consumes its
+  // reservation and changes nothing else.
+  growing_semaphore g;
+  REQUIRE(g.reserve_signal());
+  REQUIRE(g.signal(6));
+  CHECK(g.submit_reserved_signal(5, frontier{}).code() == errc::not_increasing);
+  CHECK(g.pending_count() == 0);
+  REQUIRE(g.submit_signal(7, frontier{}));
+  // A failed semaphore refuses reservations with its failure.
+  REQUIRE(g.fail(causal::error{errc::device_lost, "lost"}));
+  CHECK(g.reserve_signal().code() == errc::device_lost);
+}
+
 TEST_CASE("semaphore: with a rejecting frontier, what does not fit is kept tainted, never "
           "silently dropped",
           "[semaphore][submit][overflow]") {
@@ -564,17 +651,56 @@ TEST_CASE("semaphore: a witnessed signal heals only when its frontier is complet
   REQUIRE(s.signal(5, overflowed, frontier_entry{A, 5}));
   CHECK(s.taint_watermark() == 5);
   CHECK_FALSE(s.is_tainted(1));
-  // 2 now imports the first witnessed record at or above it (4's): sound
-  // knowledge, since 4 is reached; its own overflow taint stays, so it is
-  // never dominated as a requirement.
+  // 2 was first reached by the external 3, whose frontier nobody knows. It
+  // imports the first witnessed record above it (4's): sound knowledge,
+  // since 4 is reached, but not the frontier of the signal that reached 2,
+  // so it is inexact and names no signal; its own overflow taint stays, so
+  // it is never dominated as a requirement.
   const auto at2 = present(s.frontier_at(2));
   CHECK_FALSE(at2.value_tainted);
-  CHECK(at2.signal_value == 4);
+  CHECK_FALSE(at2.exact);
+  CHECK(at2.signal_value == 0);
   CHECK(at2.frontier.tainted());
   CHECK_FALSE(at2.has_producer());
   const auto at5 = present(s.frontier_at(5));
   CHECK_FALSE(at5.value_tainted);
   CHECK(at5.producer == frontier_entry{A, 5});
+}
+
+TEST_CASE("semaphore: after an external value heals, a value it reached imports a later "
+          "record's frontier, flagged inexact with no signal named",
+          "[semaphore][taint][exact]") {
+  semaphore s;
+  const frontier f7{{A, 7}, {B, 2}};
+  REQUIRE(s.signal_external(5));
+  REQUIRE(s.signal(7, f7, frontier_entry{A, 7}));
+  CHECK(s.taint_watermark() == 7);  // healed
+  // 3 was first reached by the external 5: the late-waiter rule has no
+  // frontier to give, so 7's (reached, hence sound knowledge) stands in.
+  const auto at3 = present(s.frontier_at(3));
+  CHECK(at3.reached);
+  CHECK_FALSE(at3.value_tainted);
+  CHECK_FALSE(at3.exact);
+  CHECK(at3.signal_value == 0);
+  CHECK_FALSE(at3.has_producer());
+  CHECK(at3.frontier == f7);
+  // 6 and 7 were first reached by 7 itself: exact.
+  const auto at6 = present(s.frontier_at(6));
+  CHECK(at6.exact);
+  CHECK(at6.signal_value == 7);
+  CHECK(at6.producer == frontier_entry{A, 7});
+
+  SECTION("also once the external record has left the ring") {
+    shallow_semaphore t;  // 2 reached records
+    REQUIRE(t.signal_external(5));
+    REQUIRE(t.signal(7, f7, frontier_entry{A, 7}));
+    REQUIRE(t.signal(8, frontier{{A, 8}}, frontier_entry{A, 8}));  // 5 leaves the ring
+    const auto at4 = present(t.frontier_at(4));
+    CHECK_FALSE(at4.exact);
+    CHECK(at4.signal_value == 0);
+    CHECK(at4.frontier == f7);
+    CHECK(present(t.frontier_at(7)).exact);
+  }
 }
 
 TEST_CASE("semaphore: an external signal of a submitted value drops the submitted frontier",
@@ -779,6 +905,54 @@ TEST_CASE("semaphore: destroying a semaphore delivers cancelled to its pending t
   CHECK_FALSE(t_pending1.cancel());
 }
 
+TEST_CASE("semaphore: a timepoint callback may destroy the semaphore when the signal that "
+          "fired it also had a parked host waiter to wake",
+          "[semaphore][timepoint][lifetime]") {
+  // The signal counts itself as notifying (a waiter is parked), runs the
+  // callback, and the callback -- after the waiter has returned, as the
+  // destructor requires -- destroys the semaphore, whose destructor waits
+  // for the notifying count to drop. The signal must drop it before it
+  // runs callbacks, or it waits for itself forever.
+  auto* s = new semaphore;
+  std::atomic<bool> waiter_returned{false};
+  std::atomic<int> waiter_code{-1};
+  std::thread waiter([&] {
+    const status st = s->wait_until(10, semaphore::clock::time_point::max(), /*spin=*/0);
+    waiter_code.store(static_cast<int>(st.code()), std::memory_order_relaxed);
+    waiter_returned.store(true, std::memory_order_release);
+  });
+  REQUIRE(causal::test::eventually([&] { return s->parked_waiters() == 1; }));
+  struct context {
+    semaphore* sem;
+    std::atomic<bool>* waiter_returned;
+  } ctx{s, &waiter_returned};
+  semaphore_timepoint tp(
+      1,
+      [](semaphore_timepoint& node, status st) noexcept {
+        auto& c = *static_cast<context*>(node.user_data());
+        if (!st) return;
+        (void)c.sem->signal(10);  // the waiter sees 10 and returns
+        while (!c.waiter_returned->load(std::memory_order_acquire)) std::this_thread::yield();
+        delete c.sem;
+      },
+      &ctx);
+  s->add_timepoint(tp);
+  std::atomic<bool> signalled{false};
+  std::thread signaller([&] {
+    (void)s->signal(1);
+    signalled.store(true, std::memory_order_release);
+  });
+  const bool returned = causal::test::eventually([&] { return signalled.load(std::memory_order_acquire); });
+  waiter.join();
+  if (returned) {
+    signaller.join();
+  } else {
+    signaller.detach();  // stuck in the destructor for good: fail, don't hang
+  }
+  REQUIRE(returned);
+  CHECK(waiter_code.load(std::memory_order_relaxed) == static_cast<int>(errc::ok));
+}
+
 TEST_CASE("semaphore: callbacks run with no lock held: they may query, signal and re-register "
           "on the same semaphore",
           "[semaphore][timepoint]") {
@@ -923,6 +1097,38 @@ TEST_CASE("semaphore_link: a failure of the source fails the target; destroying 
     CHECK_FALSE(dst2.failed());
     CHECK(dst2.value() == 0);
   }
+}
+
+TEST_CASE("semaphore_link: the source may be destroyed by an earlier callback of the signal "
+          "that fires the relay; the relay uses the frontier copied at firing",
+          "[semaphore][link][lifetime]") {
+  // The source lives in raw storage so that, once destroyed, its bytes can
+  // be wiped: a relay that read it afterwards would see an empty semaphore
+  // (and ASan would report the read).
+  alignas(semaphore) std::array<std::byte, sizeof(semaphore)> storage{};
+  auto* src = new (storage.data()) semaphore;
+  semaphore dst;
+  struct destroyer {
+    semaphore* sem;
+    std::array<std::byte, sizeof(semaphore)>* bytes;
+  } d{src, &storage};
+  // Registered first, so it fires first among the threshold-1 timepoints.
+  semaphore_timepoint consumer(
+      1,
+      [](semaphore_timepoint& tp, status st) noexcept {
+        if (!st) return;
+        auto* self = static_cast<destroyer*>(tp.user_data());
+        self->sem->~semaphore();
+        std::memset(self->bytes->data(), 0, self->bytes->size());
+      },
+      &d);
+  src->add_timepoint(consumer);
+  causal::semaphore_link<semaphore> link{dst, 10};
+  link.arm(*src, 1);
+  REQUIRE(src->signal(1, frontier{{A, 1}, {B, 3}}, frontier_entry{A, 1}));
+  // `src` is gone; the relay carried what a waiter on 1 imported.
+  REQUIRE(dst.value() == 10);
+  CHECK(present(dst.frontier_at(10)).frontier == frontier{{A, 1}, {B, 3}});
 }
 
 TEST_CASE("semaphore_link: a relayed signal the target rejects fails the target",

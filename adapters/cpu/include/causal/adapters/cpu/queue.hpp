@@ -197,8 +197,8 @@ class basic_queue {
   [[nodiscard]] causal::axis axis() const noexcept { return core_.axis(); }
   [[nodiscard]] std::uint64_t epoch() const noexcept { return core_.epoch(); }
   [[nodiscard]] const frontier_type& knowledge() const noexcept { return core_.knowledge(); }
-  /// Cumulative wait-elision counters; read by the submitting thread.
-  [[nodiscard]] const queue_stats& stats() const noexcept { return core_.stats(); }
+  /// Cumulative wait-elision counters (a snapshot; any thread).
+  [[nodiscard]] queue_stats stats() const noexcept { return core_.stats(); }
   [[nodiscard]] std::uint64_t completed_epoch() const noexcept { return core_.completed_epoch(); }
   [[nodiscard]] status queue_status() const noexcept { return process_.queue_status(); }
   /// Command buffers issued as block processors so far.

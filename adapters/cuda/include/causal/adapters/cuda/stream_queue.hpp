@@ -621,7 +621,11 @@ class basic_stream_queue {
   [[nodiscard]] causal::axis axis() const noexcept { return core_.axis(); }
   [[nodiscard]] std::uint64_t epoch() const noexcept { return core_.epoch(); }
   [[nodiscard]] const frontier_type& knowledge() const noexcept { return core_.knowledge(); }
-  [[nodiscard]] const queue_stats& stats() const noexcept { return core_.stats(); }
+  /// The entry that proves knowledge() (basic_queue::knowledge_producer).
+  [[nodiscard]] frontier_entry knowledge_producer() const noexcept {
+    return core_.knowledge_producer();
+  }
+  [[nodiscard]] queue_stats stats() const noexcept { return core_.stats(); }
   [[nodiscard]] std::uint64_t completed_epoch() const noexcept { return core_.completed_epoch(); }
   [[nodiscard]] std::size_t deferred_count() const noexcept { return core_.deferred_count(); }
   [[nodiscard]] api::stream_t stream() const noexcept { return core_.backend().stream(); }

@@ -119,9 +119,14 @@ class semaphore : private causal::semaphore {
   using base::failure;
   using base::frontier_at;
   using base::is_tainted;
+  using base::parked_waiters;
+  using base::pending_count;
+  using base::reserve_signal;
   using base::scope;
   using base::state_of;
+  using base::submit_reserved_signal;
   using base::submit_signal;
+  using base::unreserve_signal;
   using base::taint_watermark;
   using base::try_wait;
   using base::value;
