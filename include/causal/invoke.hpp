@@ -26,7 +26,9 @@
 //               publish the result to the handle            (worker)
 //
 // Frontiers. The signal carries what the invocation knew: the join of the
-// frontiers its wait points import (fence::imported()), plus, when
+// frontiers its wait points import -- each copied under its semaphore's
+// lock when the point's timepoint fires, since a waited-on semaphore may be
+// destroyed as soon as anyone sees it reached -- plus, when
 // invoke_options::producer names one, the invocation's own (axis, epoch),
 // recorded as the signals' producer entry (DESIGN.md §3).
 //
@@ -64,8 +66,8 @@
 //                returns, to the handle's owner (release/acquire on the
 //                semaphores and on the handle's done word).
 // Blocking/allocation: async_invoke allocates the invocation once (fn,
-//                result, fences, timepoints: about 1 KiB with the default
-//                fence) -- a submit-time cost paid so that fn and its
+//                result, fences, timepoints, imports: about 3.5 KiB with
+//                the default fence) -- a submit-time cost paid so that fn and its
 //                result can outlive the caller's frame without a fixed
 //                table; failure to allocate fails the signal fence with
 //                `errc::resource_exhausted` and returns a handle holding
@@ -73,14 +75,19 @@
 //                (test/unit/invoke_test.cpp counts), only fn itself may.
 //                The handle's wait()/get() park on a 32-bit futex word.
 // Size:          the invocation: 3 cache lines of process, two fences,
-//                Fence::capacity timepoint nodes (80 bytes each), fn and
-//                result<T>. The handle: a pointer and an error (32 bytes).
+//                Fence::capacity timepoint nodes (80 bytes each) and as
+//                many imported frontiers (~250 bytes each with the default
+//                frontier), fn and result<T>: about 3.5 KiB with the
+//                default fence. The handle: a pointer and an error (32
+//                bytes).
 // Lifetime:      the executor must outlive every invocation submitted to
 //                it that has not completed (a suspended invocation is not
 //                known to the executor: cancel it, or give it a scope and
 //                cancel_all); the semaphores must outlive the invocations
-//                that wait on or signal them (destroying a waited-on one
-//                first delivers errc::cancelled, which is fine). Seeing a
+//                that wait on or signal them, except that a waited-on one
+//                may be destroyed once it reached the point's value (its
+//                import was copied then) or before (the invocation gets
+//                errc::cancelled). Seeing a
 //                signal fence reached is not enough to destroy its
 //                semaphores: the signalling worker may still be inside
 //                signal(). The handle publishes after every signal has
@@ -216,7 +223,8 @@ class invocation_core {
         continue;
       }
       nodes_[i].reset(wait_[i].value, &on_fire, this);
-      wait_[i].semaphore->add_timepoint(nodes_[i]);  // may fire inline
+      // may fire inline; copies what the point imports when it fires
+      register_point(*wait_[i].semaphore, i);
     }
     if (failed_.load(std::memory_order_acquire) || proc_.is_complete()) skipped += cancel_pending();
     // acq_rel: as in on_fire.
@@ -261,6 +269,32 @@ class invocation_core {
   /// to check a state's kind before a downcast).
   [[nodiscard]] destroy_fn destroy_hook() const noexcept { return destroy_; }
 
+  /// What the wait fence's points imported: the join of each point's
+  /// frontier at its value, copied under the semaphore's lock when its
+  /// timepoint fired (a semaphore may be destroyed as soon as it is seen
+  /// reached, so nothing reads it later). A point that did not fire ok
+  /// contributes nothing and taints the result. Precondition: the countdown
+  /// has ended (called by the step or the completion).
+  [[nodiscard]] frontier_type wait_imports() const noexcept {
+    frontier_type out{};
+    for (std::uint32_t i = 0; i < count_; ++i) {
+      if constexpr (imports_captured) {
+        const auto& got = imports_[i];
+        if (!got.reached) {
+          out.set_tainted();
+          continue;
+        }
+        if constexpr (requires { out.merge(got.frontier).ok(); }) {
+          if (!out.merge(got.frontier)) out.set_tainted();  // rejected: keep less, tainted
+        } else {
+          out.merge(got.frontier);
+        }
+      }
+    }
+    if constexpr (!imports_captured) out = wait_.imported();
+    return out;
+  }
+
  protected:
   ~invocation_core() = default;
 
@@ -285,6 +319,22 @@ class invocation_core {
  private:
   static invocation_core& of(process& p) noexcept {
     return *static_cast<invocation_core*>(p.user_data());
+  }
+
+  /// Whether the semaphore type copies imports when a timepoint fires
+  /// (basic_semaphore's importing add_timepoint); without it the imports
+  /// are read at completion, and the semaphores must outlive the
+  /// invocation.
+  static constexpr bool imports_captured =
+      requires(semaphore_type& s, semaphore_timepoint& tp,
+               typename semaphore_type::imported_type& into) { s.add_timepoint(tp, into); };
+
+  void register_point(semaphore_type& sem, std::uint32_t i) noexcept {
+    if constexpr (imports_captured) {
+      sem.add_timepoint(nodes_[i], imports_[i]);
+    } else {
+      sem.add_timepoint(nodes_[i]);
+    }
   }
 
   static void on_fire(semaphore_timepoint& tp, status s) noexcept {
@@ -345,7 +395,7 @@ class invocation_core {
     // over what the step reported, which it may never have run to set.
     status final = st ? c.outcome_ : st;
     if (final) {
-      frontier_type f = c.wait_.imported();
+      frontier_type f = c.wait_imports();
       if constexpr (requires { f.merge(c.extra_).ok(); }) {
         if (!f.merge(c.extra_)) f.set_tainted();
       } else {
@@ -399,6 +449,12 @@ class invocation_core {
 
   //===-- the countdown (timepoint callbacks) --===//
   std::array<semaphore_timepoint, Fence::capacity> nodes_{};
+  /// What each point imported, written under its semaphore's lock before
+  /// its callback (so the countdown's acq_rel publishes it to the drainer).
+  struct no_imports {};
+  [[no_unique_address]] std::conditional_t<
+      imports_captured, std::array<typename semaphore_type::imported_type, Fence::capacity>,
+      no_imports> imports_{};
   alignas(CAUSAL_CACHELINE_SIZE) std::atomic<std::uint32_t> remaining_{0};
   std::atomic<bool> claimed_{false};
   std::atomic<bool> failed_{false};

@@ -9,7 +9,7 @@
 // per submission, which waits must really be waited for (tier 2) and calls
 // its backend: issue_wait for each, execute, issue_signal for each signal,
 // flush. `queue_process_backend` forwards those calls here, where they fill
-// one *slot* of a fixed ring:
+// one *slot* of a growing ring:
 //
 //   submit thread                         any thread           a worker
 //   -------------                         ----------           --------
@@ -22,6 +22,17 @@
 //                                                                         reach its signals
 //                                                                         retire its epoch
 //                                                                         head = h + 1
+//
+// Ring. Slots live in segments of SegmentSlots; the first two are part of
+// the process (the ring turns over between them), more are linked on as
+// the submitter needs them, so any number
+// of operations may be submitted ahead of the device (a pipeline submitted
+// up front is never refused). A segment the drain has finished goes to a
+// recycling list the submitter takes from before it allocates, so a queue
+// allocates only when it runs deeper than it ever ran before; slots never
+// move (timepoints point into them). A bound is opt-in: with MaxInFlight
+// != 0, a submission beyond that many operations in flight is refused
+// before any effect (`resource_exhausted`).
 //
 // Each slot's `pending` count is its number of device waits plus one
 // publish hold; every semaphore timepoint that fires drops one, and the
@@ -63,6 +74,15 @@
 // the readier sees `sleeping` (Dekker): no lost wake-up, never a double
 // wake.
 //
+// Idle handshake. wait_idle() announces itself in `idle_waiters` (seq_cst)
+// and re-reads head before it parks; the drain advances head with release
+// stores and, before it stops draining (sleep, a dispatch, the quantum),
+// issues a seq_cst fence and then reads `idle_waiters`. The fence matters:
+// a release store followed by a load may be reordered (x86's store buffer
+// does it), so without it the drain could read no waiter while the waiter
+// still reads the old head -- and the last operation's waiter would park
+// forever.
+//
 // Thread safety: the backend side (stage_*, publish) is called by the one
 //                thread that submits to the owning basic_queue at a time;
 //                timepoints fire on any thread; the drain runs on one
@@ -75,16 +95,22 @@
 //                acq_rel); what the operation wrote happens-before its
 //                signals are reached and before head advances (release),
 //                which frees the slot for the submitter (acquire).
-// Blocking/allocation: nothing allocates after construction; the drain and
-//                the timepoint callbacks never block and take no lock
-//                besides the semaphores' own spin locks (device_signal,
-//                add_timepoint). wait_idle() blocks the calling host thread.
-// Size:          Capacity slots of about 1 KiB (16 waits, 16 signals,
-//                InlineTimepoints nodes, the operation) plus a block
-//                processor; keep the object alive in one place (not movable).
-// Configuration: Semaphore (basic_semaphore instance), Capacity (ring
-//                slots: operations submitted but not yet completed),
-//                InlineTimepoints (timepoint nodes per slot).
+// Blocking/allocation: the drain and the timepoint callbacks never
+//                allocate, never block and take no lock besides the
+//                semaphores' own spin locks (device_signal, add_timepoint).
+//                The submitter allocates a segment only when more
+//                operations are in flight than ever before (make_room).
+//                wait_idle() blocks the calling host thread.
+// Size:          two inline segments of SegmentSlots slots of about 1 KiB
+//                (16 waits, 16 signals, InlineTimepoints nodes, the
+//                operation), ~64 KiB by default, plus a block processor;
+//                each further segment the same on the heap, kept until
+//                destruction. Keep the object alive in one place (not
+//                movable).
+// Configuration: Semaphore (basic_semaphore instance), MaxInFlight (0: no
+//                limit, the default; else operations submitted but not
+//                completed, at most), SegmentSlots (slots per segment, a
+//                power of two), InlineTimepoints (timepoint nodes per slot).
 // See also:      <causal/queue.hpp>, <causal/block_processor.hpp>,
 //                <causal/executor.hpp>, adapters/cpu (causal::cpu::queue
 //                puts a basic_queue and a queue process together).
@@ -239,14 +265,18 @@ static_assert(std::is_trivially_copyable_v<queue_operation>,
 
 //===-- basic_queue_process -------------------------------------------------===//
 
+/// MaxInFlight value of a queue process that takes any number of
+/// operations in flight (the default).
+inline constexpr std::size_t unlimited_in_flight = 0;
+
 /// The CPU queue's process; see the file comment. Bind it to an executor
 /// with `start(executor)` and submit to it through a basic_queue over
 /// queue_process_backend (or causal::cpu::queue, which does both).
-template <class Semaphore = semaphore, std::size_t Capacity = 256,
-          std::size_t InlineTimepoints = 2>
+template <class Semaphore = semaphore, std::size_t MaxInFlight = unlimited_in_flight,
+          std::size_t SegmentSlots = 32, std::size_t InlineTimepoints = 2>
 class basic_queue_process : public process {
-  static_assert(Capacity >= 2 && (Capacity & (Capacity - 1)) == 0,
-                "basic_queue_process: Capacity must be a power of two >= 2");
+  static_assert(SegmentSlots >= 2 && (SegmentSlots & (SegmentSlots - 1)) == 0,
+                "basic_queue_process: SegmentSlots must be a power of two >= 2");
   static_assert(InlineTimepoints >= 1, "basic_queue_process: InlineTimepoints must be >= 1");
 
  public:
@@ -254,7 +284,9 @@ class basic_queue_process : public process {
   /// Most device waits and signals one operation may carry (basic_queue's).
   static constexpr std::size_t max_waits = 16;
   static constexpr std::size_t max_signals = 16;
-  static constexpr std::size_t capacity = Capacity;
+  /// Operations in flight at most (0: no limit).
+  static constexpr std::size_t max_in_flight = MaxInFlight;
+  static constexpr std::size_t segment_slots = SegmentSlots;
   /// Operations run per drain call before the worker gets to look at
   /// other processes.
   static constexpr std::uint32_t drain_quantum = 32;
@@ -281,7 +313,10 @@ class basic_queue_process : public process {
   /// for the operations already running, and takes the process off its
   /// executor. Precondition: the executor is still alive and has a worker
   /// thread (or the caller runs it), since running operations finish there.
-  ~basic_queue_process() { close(); }
+  ~basic_queue_process() {
+    close();
+    free_segments();
+  }
 
   /// What the destructor does, for owners that must finish the queue
   /// before their other members go (idempotent; no submits afterwards).
@@ -320,14 +355,50 @@ class basic_queue_process : public process {
 
   //===-- backend side (one submitting thread) --===//
 
-  /// Whether a new operation fits in the ring now. Only the submitter adds
-  /// operations, so a true answer holds until its next submit.
-  [[nodiscard]] bool has_room() const noexcept {
-    // acquire: pairs with the drain's release of head, so the slot it
-    // freed is no longer read.
-    return tail_.load(std::memory_order_relaxed) - head_.load(std::memory_order_acquire) <
-           Capacity;
+  /// Makes sure the next operation has a slot: links a segment (recycled,
+  /// or allocated) when the next slot is the last of its segment, so the
+  /// drain always finds the one after. Errors (nothing changes):
+  /// `resource_exhausted` when MaxInFlight operations are in flight, or
+  /// memory runs out. Only the submitter adds operations, so a success
+  /// holds until its next submit. Called before a submission's first
+  /// effect (cpu::queue::submit) and again when a stage opens.
+  status make_room() noexcept {
+    const std::uint64_t t = tail_.load(std::memory_order_relaxed);
+    if constexpr (MaxInFlight != unlimited_in_flight) {
+      // acquire: pairs with the drain's release of head.
+      if (t - head_.load(std::memory_order_acquire) >= MaxInFlight) {
+        return error{errc::resource_exhausted,
+                     "queue_process: MaxInFlight operations in flight; wait for some to complete",
+                     MaxInFlight};
+      }
+    }
+    if (t % SegmentSlots == SegmentSlots - 1 && tail_segment_->next == nullptr) {
+      segment* next = take_spare();
+      if (next == nullptr) next = new (std::nothrow) segment;
+      if (next == nullptr) {
+        return error{errc::resource_exhausted, "queue_process: out of memory for a ring segment"};
+      }
+      next->next = nullptr;
+      next->base = tail_segment_->base + SegmentSlots;
+      // Published to the drain by the tail release that publishes this
+      // segment's predecessor's last slot.
+      tail_segment_->next = next;
+    }
+    return status{};
   }
+
+  /// Whether a new operation fits now without allocating or exceeding
+  /// MaxInFlight (make_room() is what a submitter calls).
+  [[nodiscard]] bool has_room() const noexcept {
+    const std::uint64_t t = tail_.load(std::memory_order_relaxed);
+    if constexpr (MaxInFlight != unlimited_in_flight) {
+      if (t - head_.load(std::memory_order_acquire) >= MaxInFlight) return false;
+    }
+    return t % SegmentSlots != SegmentSlots - 1 || tail_segment_->next != nullptr;
+  }
+
+  /// Ring segments allocated so far (beyond the inline one).
+  [[nodiscard]] std::size_t allocated_segments() const noexcept { return allocated_segments_; }
 
   /// Stages a device wait of the next operation.
   status stage_wait(Semaphore& s, std::uint64_t v) noexcept {
@@ -366,7 +437,7 @@ class basic_queue_process : public process {
     if (!staging_open_) return status{};
     staging_open_ = false;
     const std::uint64_t t = tail_.load(std::memory_order_relaxed);
-    slot& sl = ring_[t % Capacity];
+    slot& sl = tail_segment_->slots[t % SegmentSlots];
     const auto n = static_cast<std::uint32_t>(sl.wait_count);
     const std::uint32_t armed = n < InlineTimepoints ? n : static_cast<std::uint32_t>(InlineTimepoints);
     sl.pending.store(n + 1, std::memory_order_relaxed);
@@ -375,8 +446,15 @@ class basic_queue_process : public process {
       sl.nodes[i].reset(sl.waits[i].value, &on_wait_met, &sl);
     }
     ++published_;
-    // release: the slot's contents before the drain (acquire) reads them.
-    tail_.store(t + 1, std::memory_order_release);
+    // release: the slot's contents (and a linked next segment) before the
+    // drain (acquire) reads them. seq_cst as well: the drain's sleep check
+    // reads tail_ with seq_cst right after announcing it sleeps, and only a
+    // store in the single total order is certain to be seen by it when a
+    // waker on another thread saw the drain still awake (the hardware's
+    // later read-modify-write would publish it, the language does not).
+    tail_.store(t + 1, std::memory_order_seq_cst);
+    // The submitter's side moves on; make_room linked the next segment.
+    if ((t + 1) % SegmentSlots == 0) tail_segment_ = tail_segment_->next;
     for (std::uint32_t i = 0; i < armed; ++i) {
       sl.waits[i].semaphore->add_timepoint(sl.nodes[i]);  // may fire inline
     }
@@ -452,16 +530,72 @@ class basic_queue_process : public process {
     std::array<semaphore_timepoint, InlineTimepoints> nodes{};
   };
 
+  /// SegmentSlots slots in index order: slots[i] is operation base + i.
+  struct segment {
+    std::array<slot, SegmentSlots> slots{};
+    std::uint64_t base = 0;
+    /// The segment after this one in the ring; set by the submitter before
+    /// it publishes this segment's last slot.
+    segment* next = nullptr;
+    /// Link of the recycling lists (not the ring).
+    segment* free_next = nullptr;
+  };
+
+  //===-- segments --===//
+
+  /// A recycled segment, or null. Submitter only.
+  segment* take_spare() noexcept {
+    if (spare_ == nullptr) {
+      // acquire: the drain's writes to the segments it recycled.
+      spare_ = recycled_.exchange(nullptr, std::memory_order_acquire);
+    }
+    segment* got = spare_;
+    if (got != nullptr) spare_ = got->free_next;
+    if (got == nullptr) ++allocated_segments_;
+    return got;
+  }
+
+  /// Hands a finished segment to the submitter for reuse. Drain only.
+  void recycle(segment* done) noexcept {
+    done->free_next = recycled_.load(std::memory_order_relaxed);
+    // release: the drain's last reads of the segment before the submitter
+    // (acquire) rewrites it. The submitter only ever takes the whole list,
+    // so a push never races a pop of the same node.
+    while (!recycled_.compare_exchange_weak(done->free_next, done, std::memory_order_release,
+                                            std::memory_order_relaxed)) {
+    }
+  }
+
+  /// Frees every heap segment. Only once the process is closed.
+  void free_segments() noexcept {
+    auto release = [this](segment* seg) noexcept {
+      if (seg != &first_segment_ && seg != &second_segment_) delete seg;
+    };
+    for (segment* seg = head_segment_; seg != nullptr;) {
+      segment* next = seg->next;
+      release(seg);
+      seg = next;
+    }
+    for (segment* list : {spare_, recycled_.exchange(nullptr, std::memory_order_acquire)}) {
+      for (segment* seg = list; seg != nullptr;) {
+        segment* next = seg->free_next;
+        release(seg);
+        seg = next;
+      }
+    }
+    head_segment_ = nullptr;
+    spare_ = nullptr;
+  }
+
   //===-- staging --===//
 
-  slot& staging() noexcept { return ring_[tail_.load(std::memory_order_relaxed) % Capacity]; }
+  slot& staging() noexcept {
+    return tail_segment_->slots[tail_.load(std::memory_order_relaxed) % SegmentSlots];
+  }
 
   status open_stage() noexcept {
     if (staging_open_) return status{};
-    if (!has_room()) {
-      return error{errc::resource_exhausted, "queue_process: ring full (Capacity operations in flight)",
-                   Capacity};
-    }
+    if (status room = make_room(); !room) return room;
     slot& sl = staging();
     sl.owner = this;
     sl.wait_count = 0;
@@ -527,7 +661,17 @@ class basic_queue_process : public process {
 
   [[nodiscard]] bool head_ready(std::uint64_t h) const noexcept {
     if (h == tail_.load(std::memory_order_seq_cst)) return false;
-    return ring_[h % Capacity].pending.load(std::memory_order_seq_cst) == 0;
+    return head_segment_->slots[h % SegmentSlots].pending.load(std::memory_order_seq_cst) == 0;
+  }
+
+  /// The idle handshake's drain side (file comment): after head advanced,
+  /// a seq_cst fence before reading idle_waiters_, then the wake.
+  void wake_idle_waiters() noexcept {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (idle_waiters_.load(std::memory_order_relaxed) != 0) {
+      idle_word_.fetch_add(1, std::memory_order_seq_cst);
+      idle_word_.notify_all();
+    }
   }
 
   drain_result drain_ops(worker_context& ctx) noexcept {
@@ -535,10 +679,11 @@ class basic_queue_process : public process {
     for (std::uint32_t ran = 0; ran < drain_quantum; ++ran) {
       // acquire: the slot's contents (tail) and its waits (pending).
       if (h == tail_.load(std::memory_order_acquire) ||
-          ring_[h % Capacity].pending.load(std::memory_order_acquire) != 0) {
+          head_segment_->slots[h % SegmentSlots].pending.load(std::memory_order_acquire) != 0) {
+        if (ran != 0) wake_idle_waiters();
         return go_to_sleep(h, ran != 0);
       }
-      slot& sl = ring_[h % Capacity];
+      slot& sl = head_segment_->slots[h % SegmentSlots];
       status outcome;
       if (const error* f = failure_ptr(); f != nullptr) {
         outcome = *f;
@@ -552,6 +697,7 @@ class basic_queue_process : public process {
             break;
           case queue_operation::kind::dispatch:
             if (!sl.dispatched) {
+              if (ran != 0) wake_idle_waiters();
               issue_dispatch(sl);
               return drain_result::sleep();
             }
@@ -561,13 +707,19 @@ class basic_queue_process : public process {
       }
       finish(sl, outcome);
       ++h;
+      if (h % SegmentSlots == 0) {
+        // Past the segment's last slot: the submitter linked the next one
+        // before publishing that slot. The finished one is recycled.
+        segment* done = head_segment_;
+        head_segment_ = done->next;
+        // release: shutdown() walks the ring from here (acquire).
+        head_segment_shared_.store(head_segment_, std::memory_order_release);
+        recycle(done);
+      }
       // release: the slot is free for the submitter once head passes it.
       head_.store(h, std::memory_order_release);
-      if (idle_waiters_.load(std::memory_order_seq_cst) != 0) {
-        idle_word_.fetch_add(1, std::memory_order_seq_cst);
-        idle_word_.notify_all();
-      }
     }
+    wake_idle_waiters();
     return drain_result::more();
   }
 
@@ -653,8 +805,14 @@ class basic_queue_process : public process {
     const error closed{errc::cancelled, "queue_process: queue closed with the operation pending"};
     for (;;) {
       const std::uint64_t t = tail_.load(std::memory_order_relaxed);
-      for (std::uint64_t h = head_.load(std::memory_order_acquire); h < t; ++h) {
-        slot& sl = ring_[h % Capacity];
+      // From the drain's segment (every slot before it is finished; slots
+      // of it already finished have idle nodes, whose cancel is false) to
+      // the tail. This thread is the submitter: no segment is reused
+      // meanwhile.
+      segment* seg = head_segment_shared_.load(std::memory_order_acquire);
+      for (std::uint64_t h = seg->base; h < t; ++h) {
+        if (h - seg->base == SegmentSlots) seg = seg->next;
+        slot& sl = seg->slots[h - seg->base];
         for (semaphore_timepoint& node : sl.nodes) {
           if (node.cancel()) on_wait_met(node, closed);
         }
@@ -673,6 +831,12 @@ class basic_queue_process : public process {
 
   // Submitter side.
   alignas(CAUSAL_CACHELINE_SIZE) std::atomic<std::uint64_t> tail_{0};
+  /// The segment holding slot tail_ (submitter only).
+  segment* tail_segment_ = &first_segment_;
+  /// Recycled segments the submitter took and has not reused yet (at
+  /// first, the second inline segment).
+  segment* spare_ = &second_segment_;
+  std::size_t allocated_segments_ = 0;
   std::uint64_t published_ = 0;
   bool staging_open_ = false;
   bool closed_ = false;
@@ -683,6 +847,12 @@ class basic_queue_process : public process {
   Semaphore* progress_ = nullptr;
   // Drain side.
   alignas(CAUSAL_CACHELINE_SIZE) std::atomic<std::uint64_t> head_{0};
+  /// The segment holding slot head_ (drain only), and a copy for shutdown.
+  segment* head_segment_ = &first_segment_;
+  std::atomic<segment*> head_segment_shared_{&first_segment_};
+  /// Segments the drain finished, for the submitter (a Treiber stack the
+  /// submitter empties whole).
+  std::atomic<segment*> recycled_{nullptr};
   status dispatch_status_{};
   // Wakers.
   alignas(CAUSAL_CACHELINE_SIZE) std::atomic<bool> sleeping_{false};
@@ -694,7 +864,8 @@ class basic_queue_process : public process {
   ext::park_word idle_word_{0};
   std::atomic<bool> released_{false};
   basic_block_processor<> dispatcher_{empty_commands()};
-  std::array<slot, Capacity> ring_{};
+  segment first_segment_{};
+  segment second_segment_{};
 
   static const command_buffer& empty_commands() noexcept {
     static const command_buffer empty;

@@ -390,7 +390,7 @@ class basic_stream_pool {
 
   step_outcome run_alloca(alloca_type& op) noexcept {
     if (!op.outcome_) return step_outcome::done;  // failed while queued
-    const frontier_type seen = op.wait_.imported();
+    const frontier_type seen = op.wait_imports();
     detail::spin_guard guard(lock_);
     if (op.assigned_) {
       // Woken by a dealloca that served us from the FIFO.
@@ -427,7 +427,7 @@ class basic_stream_pool {
   }
 
   step_outcome run_dealloca(dealloca_type& op) noexcept {
-    const frontier_type seen = op.wait_.imported();
+    const frontier_type seen = op.wait_imports();
     wake_list woken;
     {
       detail::spin_guard guard(lock_);

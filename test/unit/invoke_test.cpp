@@ -30,7 +30,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <memory>
+#include <new>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -195,6 +197,43 @@ TEST_CASE("invoke: a wait semaphore destroyed first cancels the invocation", "[i
   CHECK(h.wait().code() == errc::cancelled);
   CHECK(out.at(1).wait().code() == errc::cancelled);
   CHECK(ran.load() == 0);
+}
+
+TEST_CASE("invoke: a wait semaphore destroyed as soon as it is reached still hands its frontier "
+          "to the signals",
+          "[invoke][frontier][lifetime]") {
+  // A consumer that sees the value may destroy the semaphore at once (here
+  // a timepoint that fires before the invocation's); the invocation, which
+  // completes later on a worker, must not read it then. Its bytes are wiped
+  // so that a late read would see an empty semaphore.
+  causal::executor ex{workers(1)};
+  alignas(semaphore) std::array<std::byte, sizeof(semaphore)> storage{};
+  auto* doomed = new (storage.data()) semaphore;
+  struct wiper {
+    semaphore* sem;
+    std::array<std::byte, sizeof(semaphore)>* bytes;
+  } w{doomed, &storage};
+  causal::semaphore_timepoint consumer(
+      1,
+      [](causal::semaphore_timepoint& tp, status st) noexcept {
+        if (!st) return;
+        auto* self = static_cast<wiper*>(tp.user_data());
+        self->sem->~semaphore();
+        std::memset(self->bytes->data(), 0, self->bytes->size());
+      },
+      &w);
+  doomed->add_timepoint(consumer);
+  timeline out;
+  std::atomic<int> ran{0};
+  auto h = causal::async_invoke(ex, [&] { ran.fetch_add(1); }, fence{*doomed, 1}, out.at(1));
+  REQUIRE(doomed->signal(1, causal::frontier{{ax(1), 5}, {ax(2), 6}}));
+  REQUIRE(h.wait().ok());
+  CHECK(ran.load() == 1);
+  const auto got = out.semaphore().frontier_at(1);
+  REQUIRE(got);
+  CHECK_FALSE(got->frontier.tainted());
+  CHECK(got->frontier.epoch_of(ax(1)) == 5);
+  CHECK(got->frontier.epoch_of(ax(2)) == 6);
 }
 
 TEST_CASE("invoke: waits time out; cancel fails the signal fence", "[invoke][timeout]") {

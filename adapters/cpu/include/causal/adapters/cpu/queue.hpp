@@ -24,11 +24,15 @@
 //   q.host({}, {{&done, 1}}, [](const causal::host_call_context&) noexcept { work(); });
 //   done.wait(1);
 //
+// Depth. Any number of operations may be in flight: the queue process's
+// ring grows by segments (and reuses them), so a pipeline submitted up
+// front is never refused for room. MaxInFlight != 0 opts into a bound.
+//
 // Errors. submit() returns an error and changes nothing (no semaphore is
-// touched) when the ring is full (`resource_exhausted`: Capacity
-// operations in flight; wait for some, or raise Capacity), or when the
-// queue has failed (its sticky error); otherwise basic_queue::submit's
-// rules apply. A failing operation fails its signals and the queue, as a
+// touched) when the queue has failed (its sticky error), when MaxInFlight
+// operations are in flight or memory runs out while the ring or a
+// semaphore's table grows (`resource_exhausted`); otherwise
+// basic_queue::submit's rules apply. A failing operation fails its signals and the queue, as a
 // device stream would (queue_process.hpp), and the axis of an attached
 // completion tracker, so no tracker waiter waits for an epoch that will
 // never complete.
@@ -39,14 +43,17 @@
 // Memory order:  what the submitter wrote before submit happens-before the
 //                operation runs; what the operation wrote happens-before a
 //                wait on any of its signals returns.
-// Blocking/allocation: submit never blocks and never allocates; wait_idle
-//                blocks the calling host thread.
-// Size:          the queue process ring (Capacity slots, about 1 KiB each)
-//                plus basic_queue's deferral table; construct it once, in
+// Blocking/allocation: submit never blocks; it allocates only when more
+//                operations (or signals of one semaphore) are outstanding
+//                than ever before on this queue. wait_idle blocks the
+//                calling host thread.
+// Size:          the queue process's two inline ring segments (32 slots
+//                each, about 1 KiB a slot) plus basic_queue's deferral
+//                table, and more segments as the depth needs; construct it once, in
 //                place (not movable).
 // Configuration: Semaphore (a basic_semaphore instance: frontier type,
-//                history and pending-signal capacity), Capacity (operations
-//                in flight).
+//                history and pending-signal storage), MaxInFlight (0, the
+//                default: no limit; else operations in flight at most).
 // See also:      <causal/queue.hpp>, <causal/queue_process.hpp>,
 //                adapters/cpu/README.md, test/conformance/.
 #pragma once
@@ -72,12 +79,12 @@ CAUSAL_BEGIN_NAMESPACE
 namespace cpu {
 
 /// A CPU queue; see the file comment.
-template <class Semaphore = semaphore, std::size_t Capacity = 256>
+template <class Semaphore = semaphore, std::size_t MaxInFlight = unlimited_in_flight>
 class basic_queue {
  public:
   using semaphore_type = Semaphore;
   using frontier_type = typename Semaphore::frontier_type;
-  using process_type = basic_queue_process<semaphore_type, Capacity>;
+  using process_type = basic_queue_process<semaphore_type, MaxInFlight>;
   using backend_type = queue_process_backend<process_type>;
   using core_type = causal::basic_queue<frontier_type, backend_type>;
   using wait_type = typename core_type::wait_type;
@@ -106,11 +113,9 @@ class basic_queue {
   result<submission> submit(std::span<const wait_type> waits, std::span<const signal_type> signals,
                             const operation_type& op) noexcept {
     if (status s = process_.queue_status(); !s) return s.error_value();
-    if (!process_.has_room()) {
-      return error{errc::resource_exhausted,
-                   "cpu::queue: Capacity operations in flight; wait for some to complete",
-                   Capacity};
-    }
+    // Room for the operation's slot before any effect (basic_queue then
+    // reserves the signals' records, also before any effect).
+    if (status room = process_.make_room(); !room) return room.error_value();
     return core_.submit(waits, signals, op);
   }
   result<submission> submit(std::initializer_list<wait_type> waits,
@@ -222,7 +227,7 @@ class basic_queue {
   core_type core_;
 };
 
-/// A CPU queue over causal::semaphore with 256 operations in flight.
+/// A CPU queue over causal::semaphore, any number of operations in flight.
 using queue = basic_queue<>;
 
 }  // namespace cpu
