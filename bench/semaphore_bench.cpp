@@ -35,6 +35,20 @@
 //                           lower_bound + copy (a naive history)
 //   wait/reached          a host wait on a reached value
 //     ours / condvar        wait(v); lock + condition_variable::wait(pred)
+//   submit_ahead/<depth>  one pipeline of `depth` submitted signals, each
+//                         with a 4-entry frontier, announced before any is
+//                         reached (submit_signal 1..depth), then reached in
+//                         order (signal(v)); reported per signal
+//     grows                 the default semaphore (8 records inline, then
+//                           heap storage that doubles and is kept): after
+//                           the first iteration it never allocates
+//     grows_fresh           a new default semaphore every iteration, so
+//                           every doubling is paid each time (the cost of
+//                           growth itself)
+//     bounded               pending_bounded with room for the whole depth
+//                           (a fixed table, never allocates)
+//     map                   std::mutex + std::map<value, frontier>: insert
+//                           each announcement, erase it when reached
 //   pingpong/<mode>       round trip between two threads, amortised over the
 //                         run (one clock read per batch): A signals i, B
 //                         waits for i and signals back, A waits. One-way
@@ -209,6 +223,67 @@ struct map_history {
     return it->second;
   }
 };
+
+//===-- submit-ahead --------------------------------------------------------===//
+
+/// The deepest submit_ahead row: a bounded semaphore sized for it.
+constexpr std::size_t deepest_pipeline = 16384;
+using bounded_semaphore =
+    causal::basic_semaphore<frontier, 4, deepest_pipeline, causal::pending_bounded>;
+
+/// Announces 1..depth on `s`, then reaches them in order; false on any
+/// refusal or a wrong end state.
+template <class Semaphore>
+bool run_pipeline(Semaphore& s, std::uint64_t base, std::size_t depth, const frontier& f) {
+  bool ok = true;
+  for (std::uint64_t i = 1; i <= depth; ++i) ok = s.submit_signal(base + i, f).ok() && ok;
+  for (std::uint64_t i = 1; i <= depth; ++i) ok = s.signal(base + i).ok() && ok;
+  return ok && s.value() == base + depth && s.pending_count() == 0;
+}
+
+template <class Semaphore>
+void bm_submit_ahead_kept(benchmark::State& st) {
+  const auto depth = static_cast<std::size_t>(st.range(0));
+  auto s = std::make_unique<Semaphore>();
+  const frontier f = frontier_of(value_seed);
+  std::uint64_t base = 0;
+  bool ok = true;
+  for (auto _ : st) {
+    ok = run_pipeline(*s, base, depth, f) && ok;
+    base += depth;
+  }
+  if (!ok) st.SkipWithError("submit_ahead: a signal was refused or the end state is wrong");
+  st.SetItemsProcessed(st.iterations() * static_cast<std::int64_t>(depth));
+}
+
+void bm_submit_ahead_fresh(benchmark::State& st) {
+  const auto depth = static_cast<std::size_t>(st.range(0));
+  const frontier f = frontier_of(value_seed);
+  bool ok = true;
+  for (auto _ : st) {
+    semaphore s;
+    ok = run_pipeline(s, 0, depth, f) && ok;
+  }
+  if (!ok) st.SkipWithError("submit_ahead/grows_fresh: a signal was refused");
+  st.SetItemsProcessed(st.iterations() * static_cast<std::int64_t>(depth));
+}
+
+void bm_submit_ahead_map(benchmark::State& st) {
+  const auto depth = static_cast<std::size_t>(st.range(0));
+  const frontier f = frontier_of(value_seed);
+  auto h = std::make_unique<map_history>();
+  std::uint64_t base = 0;
+  for (auto _ : st) {
+    for (std::uint64_t i = 1; i <= depth; ++i) h->record(base + i, f);
+    for (std::uint64_t i = 1; i <= depth; ++i) {
+      std::lock_guard<std::mutex> lock(h->mutex);
+      h->records.erase(base + i);
+    }
+    base += depth;
+  }
+  if (!h->records.empty()) st.SkipWithError("submit_ahead/map: records left");
+  st.SetItemsProcessed(st.iterations() * static_cast<std::int64_t>(depth));
+}
 
 //===-- thread placement ----------------------------------------------------===//
 
@@ -702,6 +777,14 @@ int main(int argc, char** argv) {
   reg("frontier_at/reached/map", bm_frontier_at_map);
   reg("wait/reached/ours", bm_wait_reached_ours);
   reg("wait/reached/condvar", bm_wait_reached_condvar);
+  for (const std::int64_t depth : {std::int64_t{8}, std::int64_t{1024}, std::int64_t{10000}}) {
+    const std::string d = std::to_string(depth);
+    reg(("submit_ahead/" + d + "/grows").c_str(), bm_submit_ahead_kept<semaphore>)->Arg(depth);
+    reg(("submit_ahead/" + d + "/grows_fresh").c_str(), bm_submit_ahead_fresh)->Arg(depth);
+    reg(("submit_ahead/" + d + "/bounded").c_str(), bm_submit_ahead_kept<bounded_semaphore>)
+        ->Arg(depth);
+    reg(("submit_ahead/" + d + "/map").c_str(), bm_submit_ahead_map)->Arg(depth);
+  }
 
   // Two threads: real time, pinned (see `placement`). Iteration counts are
   // fixed where a row parks in the kernel, so each stays around a second.

@@ -57,8 +57,9 @@ constexpr std::size_t tokens_per_request = 256;
 constexpr std::size_t hidden_size = 1024;
 constexpr std::uint32_t encoder_tiles = 64;
 
-// Stage timelines hold one submitted signal per request in flight.
-using timeline = causal::basic_semaphore<causal::frontier, 4, 64>;
+// Stage timelines hold one submitted signal per request in flight: the
+// default semaphore takes any number (its table of submitted signals grows).
+using timeline = causal::semaphore;
 using queue = causal::cpu::basic_queue<timeline>;
 using pool_type = causal::basic_block_pool<queue::core_type>;
 

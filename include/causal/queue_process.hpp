@@ -41,7 +41,12 @@
 // because a queue's operations must complete in epoch order (DESIGN §5,
 // and an elided wait orders the *whole* next operation), the drain runs
 // the ring's ready prefix from its head and sleeps at the first operation
-// that still waits. A slot keeps `InlineTimepoints` timepoint nodes; an
+// that still waits. A slot holds up to max_waits device waits; more
+// staged before one operation (a block pool's fence waits come first) are
+// merged per semaphore and otherwise spill into a wait barrier, a slot
+// with no work and no epoch that the operation follows in FIFO order, so
+// no wait is ever dropped for room. A slot keeps `InlineTimepoints`
+// timepoint nodes; an
 // operation with more device waits arms them in turn (the node that fires
 // re-arms itself on the next unarmed wait before dropping its count), so
 // every wait is still met before the operation runs.
@@ -400,12 +405,34 @@ class basic_queue_process : public process {
   /// Ring segments allocated so far (beyond the inline one).
   [[nodiscard]] std::size_t allocated_segments() const noexcept { return allocated_segments_; }
 
-  /// Stages a device wait of the next operation.
+  /// Stages a device wait of the next operation. Any number may be staged
+  /// (a block pool's fence waits come before the operation's own): a wait
+  /// on a semaphore already waited for keeps the higher value, and when a
+  /// slot's max_waits are taken the waits staged so far are published as a
+  /// wait barrier of their own -- a slot with no work, no epoch and no
+  /// signals -- which the operation follows in FIFO order. Errors: the
+  /// queue's failure; `resource_exhausted` when memory runs out for the
+  /// barrier's next slot.
   status stage_wait(Semaphore& s, std::uint64_t v) noexcept {
     if (status st = open_stage(); !st) return st;
     slot& sl = staging();
+    for (std::size_t i = 0; i < sl.wait_count; ++i) {
+      if (sl.waits[i].semaphore == &s) {
+        // S >= max(v, v') implies both waits.
+        if (sl.waits[i].value < v) sl.waits[i].value = v;
+        return status{};
+      }
+    }
     if (sl.wait_count == max_waits) {
-      return abandon(error{errc::invalid_argument, "queue_process: more than max_waits waits"});
+      // Only waits are staged yet (basic_queue issues waits, then the
+      // operation, then its signals): they become a barrier.
+      sl.op = queue_operation{};
+      sl.epoch = 0;
+      (void)publish();
+      if (status st = open_stage(); !st) return st;
+      slot& next = staging();
+      next.waits[next.wait_count++] = wait_record{&s, v};
+      return status{};
     }
     sl.waits[sl.wait_count++] = wait_record{&s, v};
     return status{};
@@ -464,7 +491,7 @@ class basic_queue_process : public process {
 
   //===-- observers (any thread) --===//
 
-  /// Operations published so far.
+  /// Slots published so far: operations, and wait barriers (stage_wait).
   [[nodiscard]] std::uint64_t published() const noexcept { return published_; }
   /// Operations completed (run or failed) so far.
   [[nodiscard]] std::uint64_t completed() const noexcept {
@@ -762,6 +789,7 @@ class basic_queue_process : public process {
   /// signals, retires its epoch (success only), fails the queue on error.
   void finish(slot& sl, const status& outcome) noexcept {
     if (outcome) {
+      if (sl.epoch == 0) return;  // a wait barrier (stage_wait): nothing to reach
       for (std::size_t i = 0; i < sl.signal_count; ++i) {
         (void)sl.signals[i].semaphore->device_signal(sl.signals[i].value);
       }

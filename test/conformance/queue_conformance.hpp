@@ -86,8 +86,8 @@ TEMPLATE_TEST_CASE("conformance: one queue runs its operations in epoch order an
   CAUSAL_CONFORMANCE_PROLOGUE;
   auto& q = f.make_queue();
   auto& s = f.make_semaphore();
-  // Every 5th operation signals, so at most 8 signals are outstanding (the
-  // default semaphore's PendingCapacity).
+  // Every 5th operation signals (8 signals outstanding at most: the
+  // default semaphore's inline records, though more would grow its table).
   constexpr int n = 40;
   for (int i = 1; i <= n; ++i) {
     const auto v = static_cast<std::uint64_t>(i);

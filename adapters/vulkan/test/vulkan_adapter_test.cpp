@@ -228,6 +228,42 @@ TEST_CASE("vulkan: a queue destroyed while holding a batch fails its signals; wh
   CHECK(f.log() == std::vector<int>{1});
 }
 
+TEST_CASE("vulkan: a pipeline deeper than the inline tables is submitted whole before anything "
+          "is sent",
+          "[vulkan][submit_ahead]") {
+  // Every batch waits behind the first, which waits for a gate nobody has
+  // signalled: all of them are held on the host, and each signals `out` and
+  // `mid` -- far more outstanding values than the semaphores' and the
+  // backend's inline tables hold. Opening the gate sends them in order.
+  vk_submit2_polled f;
+  auto& q = f.make_queue();
+  auto& gate = f.make_semaphore();
+  auto& out = f.make_semaphore();
+  auto& mid = f.make_semaphore();
+  constexpr int n = 200;
+  static_assert(n > causal::vulkan::backend::inline_held);
+  static_assert(n > causal::vulkan::semaphore::inline_issued);
+  for (int i = 1; i <= n; ++i) {
+    const auto v = static_cast<std::uint64_t>(i);
+    const auto r = i == 1 ? q.submit({{&gate, 1}}, {{&out, v}, {&mid, v}}, f.op(i))
+                          : q.submit({}, {{&out, v}, {&mid, v}}, f.op(i));
+    REQUIRE(r);
+    CHECK(r->epoch == v);
+  }
+  CHECK(q.held_count() == static_cast<std::size_t>(n));
+  CHECK(out.issued_count() == static_cast<std::size_t>(n));
+  CHECK(out.value() == 0);
+  REQUIRE(gate.signal(1));
+  f.pump();
+  REQUIRE(out.wait_for(n, std::chrono::seconds(20)));
+  REQUIRE(mid.wait_for(n, std::chrono::seconds(20)));
+  REQUIRE(f.finish());
+  CHECK(q.held_count() == 0);
+  std::vector<int> expected(n);
+  for (int i = 0; i < n; ++i) expected[static_cast<std::size_t>(i)] = i + 1;
+  CHECK(f.log() == expected);
+}
+
 TEST_CASE("vulkan: buffers from the pool are reused by knowledge, after a fence, and by completion",
           "[vulkan][pool]") {
   vk_submit2_polled f;  // no waiter thread: nothing retires behind our back

@@ -61,15 +61,19 @@
 //                <causal/queue.hpp>); values reached by polls release;
 //                "signal sent" (note_sent) and "batch held" (held_changed)
 //                are seq_cst, so a sender and a holder never miss each other.
-// Blocking/allocation: submit never allocates; it takes the queue's mutex,
-//                the semaphores' locks, and the vk::Queue's submit mutex
-//                around the driver call. The destructor drops held batches
-//                and waits for the sent ones (unless the device is lost).
+// Blocking/allocation: submit allocates only when more batches are held,
+//                or more signals of a semaphore outstanding, than ever
+//                before (the tables double and are kept); it takes the
+//                queue's mutex, the semaphores' locks, and the vk::Queue's
+//                submit mutex around the driver call. The destructor drops
+//                held batches and waits for the sent ones (unless the
+//                device is lost).
 // Size:          sizeof(basic_queue<frontier, backend>) (~6 KiB) plus the
-//                backend: (max_held + 1) batches of ~1.3 KiB.
+//                backend: (inline_held + 1) batches of ~1.3 KiB, and more
+//                on the heap once more batches were held at once.
 // Configuration: command_list::capacity (8 command buffers per operation),
 //                backend::max_waits (32 device waits per batch),
-//                backend::max_held (16 batches held per queue).
+//                backend::inline_held (16 batches held without allocating).
 // See also:      ../shared/DESIGN.md §5 and §10, <causal/queue.hpp>,
 //                <causal/adapters/vulkan/device.hpp>,
 //                <causal/adapters/vulkan/semaphore.hpp>.
@@ -79,6 +83,7 @@
 #include <causal/adapters/vulkan/semaphore.hpp>
 #include <causal/axis.hpp>
 #include <causal/config.hpp>
+#include <causal/detail/inline_ring.hpp>
 #include <causal/frontier.hpp>
 #include <causal/queue.hpp>
 #include <causal/result.hpp>
@@ -155,8 +160,9 @@ class backend {
   static constexpr std::size_t max_waits = 32;
   /// Signals one batch can carry: the core's limit plus the epoch timeline.
   static constexpr std::size_t max_signals = 17;
-  /// Batches a queue can hold on the host.
-  static constexpr std::size_t max_held = 16;
+  /// Batches a queue holds on the host without allocating; more grow the
+  /// table (any number may be held).
+  static constexpr std::size_t inline_held = 16;
 
   backend(device& dev, hardware_queue& hw, causal::axis a) noexcept
       : device_(&dev), hw_(&hw), axis_(a), timeline_(dev, semaphore::internal_tag{}) {
@@ -207,9 +213,10 @@ class backend {
     if (s) {
       if (auto e = device_->lost(); e) s = *e;
     }
-    if (s && held_count_ == max_held) {
-      s = error{errc::resource_exhausted, "vulkan backend: max_held batches held on the host",
-                max_held};
+    if (s && held_.full()) {
+      // vulkan::queue::submit made room first; only a direct core user
+      // that skipped make_held_room() gets here.
+      s = make_held_room();
     }
     if (!s) {
       next_.wait_count = 0;
@@ -238,11 +245,10 @@ class backend {
     // entry alone, which proves the queue's whole past (FIFO, DESIGN §3).
     add_signal(b, timeline_, b.epoch);
     status out;
-    if (held_count_ == 0 && sendable(b)) {
+    if (held_.empty() && sendable(b)) {
       out = send(b);
     } else {
-      held_[(held_head_ + held_count_) % max_held] = b;
-      ++held_count_;
+      held_.push_back() = b;  // room made before execute
     }
     b.wait_count = 0;
     b.signal_count = 0;
@@ -257,8 +263,8 @@ class backend {
   /// Returns true when any batch left the table.
   bool resume() noexcept {
     bool progressed = false;
-    while (held_count_ != 0) {
-      batch& b = held_[held_head_];
+    while (!held_.empty()) {
+      batch& b = held_.front();
       if (!broken_) {
         drop(b, broken_.error_value());
       } else if (const auto e = failed_wait(b); e) {
@@ -269,8 +275,7 @@ class backend {
       } else {
         (void)send(b);
       }
-      held_head_ = (held_head_ + 1) % max_held;
-      --held_count_;
+      held_.pop_front();
       progressed = true;
     }
     return progressed;
@@ -279,11 +284,10 @@ class backend {
   /// Drops every held batch with `e` and fails the queue with it (queue
   /// teardown).
   void drop_all(const error& e) noexcept {
-    if (held_count_ != 0) stick(e);
-    while (held_count_ != 0) {
-      drop(held_[held_head_], e);
-      held_head_ = (held_head_ + 1) % max_held;
-      --held_count_;
+    if (!held_.empty()) stick(e);
+    while (!held_.empty()) {
+      drop(held_.front(), e);
+      held_.pop_front();
     }
   }
 
@@ -295,7 +299,22 @@ class backend {
   [[nodiscard]] hardware_queue& hardware() const noexcept { return *hw_; }
   [[nodiscard]] device& owner() const noexcept { return *device_; }
   /// Batches held on the host.
-  [[nodiscard]] std::size_t held_count() const noexcept { return held_count_; }
+  [[nodiscard]] std::size_t held_count() const noexcept { return held_.size(); }
+
+  /// Makes sure the next batch can be held: doubles the held table when it
+  /// is full (`resource_exhausted` only when memory runs out; nothing
+  /// changes then). vulkan::queue::submit calls it before anything else.
+  status make_held_room() noexcept {
+    if (!held_.full()) return status{};
+    const std::size_t capacity = held_.capacity() * 2;
+    auto* storage = new (std::nothrow) batch[capacity];
+    if (storage == nullptr) {
+      return error{errc::resource_exhausted, "vulkan backend: out of memory for held batches",
+                   capacity};
+    }
+    delete[] held_.adopt(storage, capacity);
+    return status{};
+  }
   /// The highest epoch sent to the driver.
   [[nodiscard]] std::uint64_t sent_epoch() const noexcept {
     return sent_.load(std::memory_order_acquire);  // pairs with the release in send()
@@ -517,9 +536,7 @@ class backend {
   std::atomic<bool> watched_{false};
   backend_stats stats_{};
   batch next_{};
-  std::size_t held_head_ = 0;
-  std::size_t held_count_ = 0;
-  std::array<batch, max_held> held_{};
+  causal::detail::inline_ring<batch, inline_held> held_;
 };
 
 //===-- queue -----------------------------------------------------------------===//
@@ -527,10 +544,10 @@ class backend {
 /// A causal queue on a vk::Queue; see the file comment. Its submit has the
 /// signature and error contract of `basic_queue::submit`, plus: an
 /// operation with more than command_list::capacity buffers, or a semaphore
-/// of another device (`invalid_argument`); a signal semaphore with
-/// semaphore::max_issued values outstanding even after a poll
-/// (`resource_exhausted`); a lost device (`device_lost`). Nothing changes
-/// on these errors.
+/// of another device (`invalid_argument`); memory exhausted while a table
+/// of held batches or issued values grows (`resource_exhausted`); a lost
+/// device (`device_lost`). Nothing changes on these errors. Any number of
+/// batches may be held and of signals outstanding.
 class queue {
  public:
   using core_type = basic_queue<frontier, backend>;
@@ -618,23 +635,13 @@ class queue {
       if (&s->owner() != device_) {
         return error{errc::invalid_argument, "submit: signal of a semaphore of another device", i};
       }
-      if (s->issue_full()) {
-        (void)s->poll();
-        if (s->issue_full()) {
-          return error{errc::resource_exhausted,
-                       "submit: the signal semaphore has max_issued values outstanding",
-                       semaphore::max_issued};
-        }
-      }
+      // Room for the value this submission will issue, before any effect.
+      if (status room = s->make_issue_room(); !room) return room.error_value();
     }
     result<submission> r = submission{};
     {
       holder h(*this);
-      if (core_.backend().held_count() == backend::max_held) (void)core_.backend().resume();
-      if (core_.backend().held_count() == backend::max_held) {
-        return error{errc::resource_exhausted,
-                     "submit: backend::max_held batches held on the host", backend::max_held};
-      }
+      if (status room = core_.backend().make_held_room(); !room) return room.error_value();
       r = core_.submit(waits, signals, op);
       update_held();
       // A batch just held: retry once after publishing that we hold one,

@@ -30,9 +30,12 @@
 //                queues and reached by polls go through one internal mutex.
 // Memory order:  as <causal/semaphore.hpp>: reaching v on the host half
 //                releases; value(), try_wait() and waits acquire.
-// Blocking/allocation: never allocates after construction. signal() and
-//                poll() take the internal mutex and call the driver; wait*
-//                block in vkWaitSemaphores in slices of at most 2 ms.
+// Blocking/allocation: allocates only when more issued values are
+//                outstanding than ever before (make_issue_room, on the
+//                submitting thread: the table doubles and is kept).
+//                signal() and poll() take the internal mutex and call the
+//                driver; wait* block in vkWaitSemaphores in slices of at
+//                most 2 ms.
 // Size:          the host semaphore (~3 KiB) plus ~250 bytes.
 // Configuration: semaphore_options (initial value, scope, external,
 //                exportable); the host half is causal::semaphore.
@@ -43,6 +46,7 @@
 
 #include <causal/adapters/vulkan/device.hpp>
 #include <causal/config.hpp>
+#include <causal/detail/inline_ring.hpp>
 #include <causal/frontier.hpp>
 #include <causal/result.hpp>
 #include <causal/semaphore.hpp>
@@ -85,8 +89,9 @@ class semaphore : private causal::semaphore {
   using base::history_depth;
   using base::pending_capacity;
 
-  /// Values issued to the device and not yet reached on the host, at most.
-  static constexpr std::size_t max_issued = base::pending_capacity;
+  /// Values issued to the device and not yet reached on the host, held
+  /// without allocating; more grow the table (any number may be issued).
+  static constexpr std::size_t inline_issued = base::pending_capacity;
 
   /// Creates both halves at `options.initial`. On failure the semaphore is
   /// created failed (see failure()): a lost or unusable device, a driver
@@ -194,7 +199,7 @@ class semaphore : private causal::semaphore {
       if (v <= base::value()) {
         return error{errc::not_increasing, "vulkan::semaphore::signal: value not above the payload", v};
       }
-      if (issued_count_ != 0 && issued_[0] <= v) {
+      if (!issued_.empty() && issued_[0] <= v) {
         return error{errc::invalid_argument,
                      "vulkan::semaphore::signal: a queue has issued a signal at or below this "
                      "value that the device has not reached",
@@ -376,30 +381,32 @@ class semaphore : private causal::semaphore {
 
   bool next_wait(VkSemaphore& h, std::uint64_t& v) noexcept {
     std::lock_guard lock(mutex_);
-    if (issued_count_ == 0 || failed()) return false;
+    if (issued_.empty() || failed()) return false;
     h = handle_;
     v = issued_[0];
     return true;
   }
 
+  /// Makes room for one more issued value (doubling the table when it is
+  /// full); a queue calls it before a submission has any effect, so
+  /// note_issued then finds room. Error: `resource_exhausted` when memory
+  /// runs out (nothing changes).
+  status make_issue_room() noexcept {
+    std::lock_guard lock(mutex_);
+    return grow_issued_locked();
+  }
+
   /// Records that a queue issued a device signal of `v` (already announced
   /// with submit_signal). Called before the submit reaches the driver, so a
-  /// poll never mistakes v for an external value.
+  /// poll never mistakes v for an external value. Fails only when another
+  /// queue took the room made for this one and memory has run out.
   status note_issued(std::uint64_t v) noexcept {
     std::lock_guard lock(mutex_);
-    if (issued_count_ == max_issued) {
-      return error{errc::resource_exhausted,
-                   "vulkan::semaphore: max_issued device signals outstanding; poll the device",
-                   max_issued};
-    }
-    std::size_t at = issued_count_;
-    while (at > 0 && issued_[at - 1] > v) {
-      issued_[at] = issued_[at - 1];
-      --at;
-    }
-    issued_[at] = v;
-    ++issued_count_;
-    issued_size_.store(issued_count_, std::memory_order_relaxed);
+    if (status room = grow_issued_locked(); !room) return room;
+    std::size_t at = issued_.size();
+    while (at > 0 && issued_[at - 1] > v) --at;
+    issued_.insert(at, v);
+    issued_size_.store(issued_.size(), std::memory_order_relaxed);
     return status{};
   }
 
@@ -412,10 +419,18 @@ class semaphore : private causal::semaphore {
     }
   }
 
-  /// True when no more signals can be issued until the device catches up.
-  [[nodiscard]] bool issue_full() const noexcept {
-    // relaxed: a hint; note_issued re-checks under the lock.
-    return issued_size_.load(std::memory_order_relaxed) == max_issued;
+  /// Doubles the issued table when full. Under mutex_ (a mutex, so the
+  /// allocation does not hold up a spinning thread).
+  status grow_issued_locked() noexcept {
+    if (!issued_.full()) return status{};
+    const std::size_t capacity = issued_.capacity() * 2;
+    auto* storage = new (std::nothrow) std::uint64_t[capacity];
+    if (storage == nullptr) {
+      return error{errc::resource_exhausted,
+                   "vulkan::semaphore: out of memory for the table of issued values", capacity};
+    }
+    delete[] issued_.adopt(storage, capacity);
+    return status{};
   }
 
   /// Epoch timelines of queue `a`: reach the counter value directly (every
@@ -449,16 +464,14 @@ class semaphore : private causal::semaphore {
     const std::uint64_t before = base::value();
     if (c <= before) return false;
     std::size_t done = 0;
-    while (done < issued_count_ && issued_[done] <= c) {
+    while (done < issued_.size() && issued_[done] <= c) {
       const std::uint64_t v = issued_[done++];
       // device_signal: a value that does not increase means the device
       // broke the promised order; that fails the semaphore (DESIGN §4).
       if (v > base::value()) (void)base::device_signal(v);
     }
-    std::copy(issued_.begin() + static_cast<std::ptrdiff_t>(done),
-              issued_.begin() + static_cast<std::ptrdiff_t>(issued_count_), issued_.begin());
-    issued_count_ -= done;
-    issued_size_.store(issued_count_, std::memory_order_relaxed);
+    issued_.pop_front(done);
+    issued_size_.store(issued_.size(), std::memory_order_relaxed);
     // Anything beyond what we issued came from outside: tainted.
     if (c > base::value() && !failed()) (void)base::signal_external(c);
     return base::value() != before;
@@ -473,9 +486,8 @@ class semaphore : private causal::semaphore {
   status setup_{};
   detail::device_member member_{};
   mutable std::mutex mutex_;
-  std::size_t issued_count_ = 0;
-  std::atomic<std::size_t> issued_size_{0};  // issued_count_, readable without the lock
-  std::array<std::uint64_t, max_issued> issued_{};
+  std::atomic<std::size_t> issued_size_{0};  // issued_.size(), readable without the lock
+  causal::detail::inline_ring<std::uint64_t, inline_issued> issued_;
 };
 
 }  // namespace vulkan
