@@ -79,14 +79,15 @@
 // the readier sees `sleeping` (Dekker): no lost wake-up, never a double
 // wake.
 //
-// Idle handshake. wait_idle() announces itself in `idle_waiters` (seq_cst)
-// and re-reads head before it parks; the drain advances head with release
-// stores and, before it stops draining (sleep, a dispatch, the quantum),
-// issues a seq_cst fence and then reads `idle_waiters`. The fence matters:
-// a release store followed by a load may be reordered (x86's store buffer
-// does it), so without it the drain could read no waiter while the waiter
-// still reads the old head -- and the last operation's waiter would park
-// forever.
+// Idle handshake. wait_idle() announces itself in `idle_waiters` (a seq_cst
+// read-modify-write) and re-reads head before it parks; the drain advances
+// head with release stores and, before it stops draining (sleep, a
+// dispatch, the quantum), reads `idle_waiters` with a read-modify-write
+// too. A plain load would not do: a release store followed by a load may
+// be reordered (x86's store buffer does it), so the drain could read no
+// waiter while the waiter still reads the old head -- and the last
+// operation's waiter would park forever. Two read-modify-writes of one
+// word are ordered: one of them sees the other.
 //
 // Thread safety: the backend side (stage_*, publish) is called by the one
 //                thread that submits to the owning basic_queue at a time;
@@ -692,10 +693,14 @@ class basic_queue_process : public process {
   }
 
   /// The idle handshake's drain side (file comment): after head advanced,
-  /// a seq_cst fence before reading idle_waiters_, then the wake.
+  /// a seq_cst read-modify-write of idle_waiters_ (a load could be
+  /// reordered before the release stores of head), then the wake.
   void wake_idle_waiters() noexcept {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (idle_waiters_.load(std::memory_order_relaxed) != 0) {
+    // fetch_add(0): the waiter's seq_cst fetch_add and this one are ordered
+    // in idle_waiters_'s modification order: either this one reads the
+    // waiter's count, or the waiter's reads this one's release and so sees
+    // every head store before it. (Not a fence: TSan does not model them.)
+    if (idle_waiters_.fetch_add(0, std::memory_order_seq_cst) != 0) {
       idle_word_.fetch_add(1, std::memory_order_seq_cst);
       idle_word_.notify_all();
     }

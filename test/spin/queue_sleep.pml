@@ -14,7 +14,7 @@
  *              process::wake) on the thread that signals the semaphore;
  *   drain      drain_ops (tail_ / pending checks, finish, head_ store;
  *              when it stops draining, wake_idle_waiters: a seq_cst
- *              fence, the idle_waiters_ load, idle_word_ bump and
+ *              fetch_add(0) of idle_waiters_, idle_word_ bump and
  *              notify_all),
  *              go_to_sleep (suspend, sleeping_ store, head_ready re-check,
  *              sleeping_ exchange, wake), issue_dispatch (suspend; the
@@ -42,10 +42,10 @@
  * sequentially consistent. The drain's stores of head_ are release stores,
  * which the CPU may keep past a later load (store -> load): the drainer
  * gets a store buffer holding the latest one until it drains on its own
- * (store_buffer process) or at the drainer's next seq_cst fence, store or
- * RMW (x86-TSO: locked instructions and fences drain it). Before it reads
- * idle_waiters_, wake_idle_waiters issues a seq_cst fence. The submitter's
- * tail_ store is seq_cst (modelled as an immediate store).
+ * (store_buffer process) or at the drainer's next seq_cst store or RMW
+ * (x86-TSO: locked instructions drain it). wake_idle_waiters reads
+ * idle_waiters_ with a seq_cst RMW (fetch_add(0)), which drains it first.
+ * The submitter's tail_ store is seq_cst (modelled as an immediate store).
  *
  * Scenario: operation 0 has one device wait (a semaphore the signaller
  * thread reaches, firing the timepoint there, or the timepoint fires inline
@@ -59,9 +59,10 @@
  *   MUT_DROP_NOT_EXCHANGE  drop() reads sleeping_ and then clears it, two
  *                          steps instead of one exchange.
  *   MUT_IDLE_SEEN_LATE     wait_idle reads idle_word_ after head_.
- *   MUT_IDLE_NO_FENCE      wake_idle_waiters reads idle_waiters_ without
- *                          the fence (the code before the fix: wait_idle
- *                          slept for good after the last operation).
+ *   MUT_IDLE_PLAIN_LOAD    wake_idle_waiters reads idle_waiters_ with a
+ *                          plain load, which may pass the buffered head_
+ *                          store (the code before the fix: wait_idle slept
+ *                          for good after the last operation).
  */
 
 #define OPS 2
@@ -122,12 +123,14 @@ inline flush_head() {
   fi
 }
 
-/* wake_idle_waiters(): a seq_cst fence, then idle_waiters_ (relaxed). */
+/* wake_idle_waiters(): idle_waiters_.fetch_add(0), seq_cst. */
 inline wake_idle_waiters() {
-#ifndef MUT_IDLE_NO_FENCE
-  d_step { flush_head() }                                   /* seq_cst fence */
-#endif
+#ifdef MUT_IDLE_PLAIN_LOAD
+  if                                                        /* load: may pass the store */
+#else
+  d_step { flush_head() };                                  /* the RMW drains the buffer */
   if
+#endif
   :: idle_waiters != 0 ->
      d_step { flush_head(); idle_word++ }                   /* fetch_add + notify_all */
   :: else -> skip

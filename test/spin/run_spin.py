@@ -46,8 +46,8 @@
 #                        zero), and wait_idle sleeping after the last
 #                        operation completed. The drainer's release stores
 #                        of head_ sit in a store buffer, as the CPU may keep
-#                        them past a later load; the drain's seq_cst fence
-#                        before it reads idle_waiters_ drains it.
+#                        them past a later load; the drain reads
+#                        idle_waiters_ with a seq_cst RMW, which drains it.
 #
 # How a case runs: in a temporary directory, `spin -D... -a model.pml`
 # writes pan.c; the system C compiler builds it with -DSAFETY (the
@@ -122,12 +122,12 @@ CASES = [
     faithful('semaphore_wait', 'a timepoint callback destroys it', ['-DCALLBACK_DESTROYS']),
     mutation('semaphore_wait', 'MUT_FIRE_BEFORE_END_WAKE', ['-DCALLBACK_DESTROYS']),
 
-    faithful('queue_sleep', 'release head_ stores, a fence before the idle check'),
+    faithful('queue_sleep', 'release head_ stores, an RMW reads idle_waiters_'),
     mutation('queue_sleep', 'MUT_SLEEP_NO_RECHECK'),
     mutation('queue_sleep', 'MUT_SLEEP_FLAG_LATE'),
     mutation('queue_sleep', 'MUT_DROP_NOT_EXCHANGE'),
     mutation('queue_sleep', 'MUT_IDLE_SEEN_LATE'),
-    mutation('queue_sleep', 'MUT_IDLE_NO_FENCE'),
+    mutation('queue_sleep', 'MUT_IDLE_PLAIN_LOAD'),
 ]
 
 # pan's search depth bound; every model here stays far below it.

@@ -8,7 +8,10 @@
 // Each DAG is a random program: submissions with 0-3 waits and 0-2
 // signals on shared timeline semaphores, random device progress
 // (recording_backend::complete_next), pump() calls, host signal_external
-// on external-only and mixed semaphores, learn() of completed work and of
+// on external-only and mixed semaphores, host announcements (submit_signal
+// with no producer, carrying a frontier of completed work, later made good
+// by a witnessed host signal) on announced semaphores, learn() of
+// completed work and of
 // foreign axes (which overflows knowledge and taints it), and "promises":
 // a submission that waits for a value nobody has submitted yet, made good
 // a few steps later by another queue (wait-before-signal; tier 3 deferral
@@ -97,7 +100,10 @@ struct dag_failure {
   std::string what;
 };
 
-enum class sem_kind : std::uint8_t { shared, external, mixed };
+/// Who signals a semaphore: queues (shared); only the host, from outside
+/// (external: signal_external, tainted); queues and the host (mixed); only
+/// the host, announcing each value first with no producer (announced).
+enum class sem_kind : std::uint8_t { shared, external, mixed, announced };
 
 struct wait_desc {
   int sem;
@@ -131,7 +137,8 @@ struct sem_record {
   sem_kind kind = sem_kind::shared;
   std::map<std::uint64_t, int> claims;  // value -> op id, or host
   std::uint64_t max_claimed = 0;
-  std::uint64_t max_promised = 0;  // external: values waited for ahead of the host
+  std::uint64_t max_promised = 0;  // external, announced: values waited for ahead of the host
+  std::uint64_t max_announced = 0;  // announced: the highest value the host announced
   std::vector<std::pair<std::uint64_t, int>> reach_log;  // in the order reached
 };
 
@@ -229,7 +236,10 @@ class dag {
       sems_.push_back(std::make_unique<semaphore>());
       sem_record r;
       const int k = pick(0, 9);
-      r.kind = k < 7 ? sem_kind::shared : (k < 8 ? sem_kind::external : sem_kind::mixed);
+      r.kind = k < 6   ? sem_kind::shared
+               : k < 7 ? sem_kind::announced
+               : k < 8 ? sem_kind::external
+                       : sem_kind::mixed;
       model_.push_back(r);
     }
     model_[0].kind = sem_kind::shared;
@@ -341,7 +351,7 @@ class dag {
     if (!fulfiller && !promise_.active && chance(0.2)) {
       const int t = pick(0, ns - 1);
       const sem_record& m = model_[static_cast<std::size_t>(t)];
-      if (m.kind != sem_kind::external && unreached_claims(t) < 5) {
+      if (!host_only(m.kind) && unreached_claims(t) < 5) {
         d.makes_promise = true;
         d.promise_sem = t;
         d.promise_value = m.max_claimed + 1;
@@ -374,7 +384,7 @@ class dag {
     for (int i = 0; i < nsig; ++i) {
       const int s = pick(0, ns - 1);
       const sem_record& m = model_[static_cast<std::size_t>(s)];
-      if (signalled[static_cast<std::size_t>(s)] || m.kind == sem_kind::external) continue;
+      if (signalled[static_cast<std::size_t>(s)] || host_only(m.kind)) continue;
       if (promise_.active && s == promise_.sem) continue;
       if (unreached_claims(s) >= 6) continue;
       draft saved = d;
@@ -403,7 +413,7 @@ class dag {
       sem_record& m = model_[static_cast<std::size_t>(s)];
       if (d.makes_promise && s == d.promise_sem) continue;
       std::uint64_t v = 0;
-      if (m.kind == sem_kind::external) {
+      if (host_only(m.kind)) {
         const std::uint64_t top = std::max(payload(s), m.max_promised);
         if (top == 0 || chance(0.2)) {
           v = top + 1;  // the host will signal it later
@@ -535,9 +545,48 @@ class dag {
     return true;
   }
 
+  static bool host_only(sem_kind k) { return k == sem_kind::external || k == sem_kind::announced; }
+
+  /// What the host may announce: a frontier of work it knows completed
+  /// (as after a host wait), or nothing.
+  frontier completed_work() {
+    const int j = pick(0, static_cast<int>(queues_.size()) - 1);
+    const std::size_t done = queues_[static_cast<std::size_t>(j)].completed;
+    if (done == 0 || chance(0.3)) return frontier{};
+    return frontier{{queue_axis(j), static_cast<std::uint64_t>(done)}};
+  }
+
+  /// Announces `v` on announced semaphore `s` with no producer.
+  void announce(int s, std::uint64_t v) {
+    sem_record& m = model_[static_cast<std::size_t>(s)];
+    expect(sems_[static_cast<std::size_t>(s)]->submit_signal(v, completed_work()).ok(),
+           "host: announcement refused");
+    m.max_announced = v;
+  }
+
+  /// The host reaches `v` on announced semaphore `s` (a witnessed signal).
+  void host_signal(int s, std::uint64_t v) {
+    sem_record& m = model_[static_cast<std::size_t>(s)];
+    expect(sems_[static_cast<std::size_t>(s)]->signal(v).ok(), "host: signal refused");
+    m.claims[v] = host;
+    m.max_claimed = std::max(m.max_claimed, v);
+    m.reach_log.emplace_back(v, host);
+  }
+
   void host_action() {
     const int s = pick(0, static_cast<int>(sems_.size()) - 1);
     sem_record& m = model_[static_cast<std::size_t>(s)];
+    if (m.kind == sem_kind::announced) {
+      // Announce the next value ahead of its signal, or make good the
+      // lowest announced one (a lower value announced later comes first).
+      const std::uint64_t p = payload(s);
+      if (m.max_announced > p && chance(0.5)) {
+        host_signal(s, p + 1 <= m.max_announced && chance(0.5) ? m.max_announced : p + 1);
+      } else {
+        announce(s, std::max(p, m.max_announced) + static_cast<std::uint64_t>(pick(1, 2)));
+      }
+      return;
+    }
     if (m.kind == sem_kind::external) {
       // Sometimes one step, sometimes up to every value waited for so far.
       const std::uint64_t next = payload(s) + 1;
@@ -799,8 +848,15 @@ class dag {
   void fulfil_host_promises() {
     for (std::size_t s = 0; s < sems_.size(); ++s) {
       const sem_record& m = model_[s];
-      if (m.kind == sem_kind::external && m.max_promised > payload(static_cast<int>(s))) {
-        signal_external(static_cast<int>(s), m.max_promised);
+      const auto si = static_cast<int>(s);
+      if (m.kind == sem_kind::external && m.max_promised > payload(si)) {
+        signal_external(si, m.max_promised);
+      }
+      if (m.kind == sem_kind::announced) {
+        const std::uint64_t top = std::max(m.max_promised, m.max_announced);
+        if (top <= payload(si)) continue;
+        if (m.max_announced < top) announce(si, top);
+        host_signal(si, top);
       }
     }
   }
@@ -927,9 +983,10 @@ class dag {
         << " queues, " << sems_.size() << " semaphores, " << ops_.size() << " ops\n";
     for (std::size_t s = 0; s < model_.size(); ++s) {
       out << "  sem " << s
-          << (model_[s].kind == sem_kind::shared     ? " shared"
-              : model_[s].kind == sem_kind::external ? " external"
-                                                     : " mixed")
+          << (model_[s].kind == sem_kind::shared      ? " shared"
+              : model_[s].kind == sem_kind::external  ? " external"
+              : model_[s].kind == sem_kind::announced ? " announced"
+                                                      : " mixed")
           << " reached:";
       for (const auto& [v, who] : model_[s].reach_log) out << ' ' << v << "@" << who;
       out << '\n';
