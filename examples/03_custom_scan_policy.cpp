@@ -23,6 +23,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -172,11 +173,13 @@ void two_workers() {
   for (auto& t : computes) ex.submit(t->p);
   for (int i = chain_length - 1; i >= 0; --i) ex.submit(chain[static_cast<std::size_t>(i)]->p);
 
-  // Wait (bounded) for everything.
-  for (int spins = 0; spins < 20000; ++spins) {
+  // Wait for everything (the 20 s limit only keeps a broken build from
+  // hanging; how busy the machine is does not matter).
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (;;) {
     bool all = chain_done.load(std::memory_order_acquire) == chain_length;
     for (auto& t : computes) all = all && t->completions.load() == 1;
-    if (all) break;
+    if (all || std::chrono::steady_clock::now() > give_up) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   bool tiles_once = true;
@@ -195,7 +198,8 @@ void two_workers() {
   expect(chain_done.load() == chain_length && out_of_order.load() == 0,
          "the chain ran every link once, in order");
   // Let the last drainers leave their slots before the processes go away.
-  for (int spins = 0; spins < 5000 && ex.occupied_slots() != 0; ++spins) {
+  const auto slots_give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (ex.occupied_slots() != 0 && std::chrono::steady_clock::now() < slots_give_up) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   expect(ex.occupied_slots() == 0, "all slots are free again");

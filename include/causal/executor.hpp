@@ -135,6 +135,13 @@
 // cancel them first (scope::cancel_all) or make sure nothing wakes them
 // once the executor is gone.
 //
+// Introspection. snapshot(), worker_state(), slot_state(), ring_state()
+// and describe() report the workers (each publishes working / spinning /
+// parking / parked when it changes state), the lists, the activation rings
+// and the compute slots from relaxed loads of atomics alone: a hang dump
+// (test/support/watchdog.hpp) or a debugger can read them at any moment
+// without disturbing the protocol above.
+//
 // Thread safety: submit, wake (process::wake), cancel and the observers may
 //                be called from any thread, concurrently. run_until_idle
 //                and run_until (a thread that helps) may be called by one
@@ -153,7 +160,9 @@
 //                lock (a scope's membership spin lock is touched at submit
 //                and release of its members only). Workers park; wake()
 //                makes at most a few futex wakes. The destructor blocks
-//                until the workers have exited.
+//                until the workers have exited. The introspection members
+//                never block or allocate (describe() does what its stream
+//                does).
 // Size:          about (3 * slots + 8 * (workers + 1) + 13) cache lines,
 //                most of it behind pointers (a worker record is its park
 //                word, its fan-out record and a private batch of
@@ -332,6 +341,17 @@ class process_list {
            fifo_count_.load(std::memory_order_seq_cst) != 0;
   }
 
+  /// Diagnostics (executor::describe): the newest pushed process not yet
+  /// moved to the FIFO (never dereferenced here), the FIFO's length, and
+  /// whether a consumer holds the token. Relaxed loads; any thread.
+  [[nodiscard]] const process* pushed_head() const noexcept {
+    return head_.load(std::memory_order_relaxed);
+  }
+  [[nodiscard]] std::uint32_t fifo_size() const noexcept {
+    return fifo_count_.load(std::memory_order_relaxed);
+  }
+  [[nodiscard]] bool token_held() const noexcept { return token_.load(std::memory_order_relaxed); }
+
   /// Takes up to `max` processes (at most a `1/share`-th of the list, at
   /// least one) into `out`; returns how many, and via `status` whether the
   /// list was empty or its token busy; `left` is what stays in the FIFO.
@@ -406,6 +426,85 @@ inline std::uint64_t slot_word_of(const process& p) noexcept {
 }
 
 }  // namespace detail
+
+//===-- introspection -------------------------------------------------------===//
+
+/// What a worker thread last said it was doing (executor::worker_state).
+enum class worker_activity : std::uint8_t {
+  starting,  ///< its thread has not reached the worker loop yet
+  working,   ///< looking for work or draining
+  spinning,  ///< found nothing; re-scanning before it parks
+  parking,   ///< announced in the parked mask, re-checking for work
+  parked,    ///< asleep on its park word (or about to be)
+  stopped,   ///< left the worker loop (teardown)
+};
+
+/// Returns the name of `a` ("parked", ...).
+[[nodiscard]] constexpr const char* to_string(worker_activity a) noexcept {
+  switch (a) {
+    case worker_activity::starting: return "starting";
+    case worker_activity::working: return "working";
+    case worker_activity::spinning: return "spinning";
+    case worker_activity::parking: return "parking";
+    case worker_activity::parked: return "parked";
+    case worker_activity::stopped: return "stopped";
+  }
+  return "?";
+}
+
+/// One worker, as executor::worker_state() saw it.
+struct worker_snapshot {
+  worker_activity activity = worker_activity::starting;
+  bool in_parked_mask = false;  ///< announced as parked (a waker may pick it)
+  std::uint32_t park_word = 0;  ///< bumped by each wake aimed at it
+  bool fanout_open = false;     ///< its fan-out record has chunks to claim
+};
+
+/// One compute slot, as executor::slot_state() saw it.
+struct slot_snapshot {
+  const process* occupant = nullptr;  ///< null: free (never dereferenced here)
+  bool claiming = false;              ///< being filled in by a claimer
+  bool sleeping = false;              ///< asleep until a wake resumes it
+  bool retiring = false;              ///< completed, waiting for drainers to leave
+  std::uint32_t budget = 0;
+  std::uint8_t priority = 0;
+  std::uint32_t drainers = 0;         ///< workers pinned inside it
+};
+
+/// One activation ring, as executor::ring_state() saw it.
+struct ring_snapshot {
+  bool owned = false;              ///< a producer thread owns it
+  bool busy = false;               ///< a worker is taking from it
+  std::uint64_t head = 0;          ///< entries taken from it so far
+  std::uint32_t entries = 0;       ///< entries waiting, from the head on
+  const process* first = nullptr;  ///< the oldest waiting entry
+};
+
+/// The executor's shared state, as executor::snapshot() saw it.
+struct executor_snapshot {
+  std::uint32_t worker_count = 0;
+  std::uint32_t parked = 0;         ///< workers announced in the parked mask
+  std::uint32_t spinning = 0;       ///< workers counted as spinning
+  std::uint32_t occupied_slots = 0;
+  std::uint32_t slot_count = 0;
+  std::int64_t aggregate_budget = 0;
+  std::uint32_t spin_budget = 0;
+  std::uint32_t desired_wake = 0;   ///< wakes the wake tree still owes
+  std::uint32_t open_fanouts = 0;
+  bool stopping = false;
+  bool cancelling = false;
+  bool helper_busy = false;         ///< a thread is in run_until_idle/run_until
+  const process* immediate_pushed = nullptr;  ///< newest push not yet taken
+  std::uint32_t immediate_fifo = 0;           ///< taken from the stack, not yet run
+  bool immediate_token = false;               ///< a worker holds the list
+  const process* overflow_pushed = nullptr;
+  std::uint32_t overflow_fifo = 0;
+  bool overflow_token = false;
+  std::uint32_t rings = 0;          ///< Traits::producer_rings
+  std::uint32_t rings_claimed = 0;
+  std::uint32_t rings_high_water = 0;
+  bool rings_symmetric = false;     ///< publishers pay the barrier (no membarrier)
+};
 
 //===-- basic_executor ------------------------------------------------------===//
 
@@ -652,8 +751,185 @@ class basic_executor : private detail::executor_base {
   /// Returns a read-only view of the compute slots (what scans see).
   [[nodiscard]] slot_view slots() const noexcept { return slot_view(words_, meta_); }
 
+  //===-- introspection (diagnostics) --===//
+  //
+  // What a hang dump or a debugger helper needs: best-effort views built
+  // from relaxed loads of atomics only, so they may be called from any
+  // thread at any time while the executor is alive, never block, never
+  // allocate and change nothing. A running executor gives a blend of
+  // moments; a stalled one holds still. Never schedule on them.
+
+  /// Returns the executor-wide counters and the lists' heads.
+  [[nodiscard]] executor_snapshot snapshot() const noexcept {
+    executor_snapshot v;
+    v.worker_count = worker_count_;
+    v.parked = parked_workers();
+    v.spinning = spinning_workers();
+    v.occupied_slots = occupied_slots();
+    v.slot_count = static_cast<std::uint32_t>(slot_count);
+    v.aggregate_budget = aggregate_budget();
+    v.spin_budget = spin_budget();
+    v.desired_wake = desired_wake_.load(std::memory_order_relaxed);
+    v.open_fanouts = open_fanouts_.load(std::memory_order_relaxed);
+    v.stopping = stopping_.load(std::memory_order_relaxed);
+    v.cancelling = cancelling_.load(std::memory_order_relaxed);
+    v.helper_busy = helper_busy_.load(std::memory_order_relaxed);
+    v.immediate_pushed = immediate_.pushed_head();
+    v.immediate_fifo = immediate_.fifo_size();
+    v.immediate_token = immediate_.token_held();
+    v.overflow_pushed = overflow_.pushed_head();
+    v.overflow_fifo = overflow_.fifo_size();
+    v.overflow_token = overflow_.token_held();
+    if constexpr (has_rings) {
+      v.rings = Traits::producer_rings;
+      v.rings_claimed = ring_claims_->owned();
+      v.rings_high_water = ring_claims_->high_water.load(std::memory_order_relaxed);
+      v.rings_symmetric = rings_->symmetric();
+    }
+    return v;
+  }
+
+  /// Returns what worker `i` (below worker_count()) last published about
+  /// itself, with its park word and parked-mask bit.
+  [[nodiscard]] worker_snapshot worker_state(std::uint32_t i) const noexcept {
+    CAUSAL_ASSERT(i < worker_count_, "executor::worker_state: no such worker");
+    const worker& w = workers_[i];
+    worker_snapshot v;
+    v.activity = static_cast<worker_activity>(w.activity.load(std::memory_order_relaxed));
+    v.in_parked_mask =
+        (parked_[i / 64].bits.load(std::memory_order_relaxed) >> (i % 64) & 1u) != 0;
+    v.park_word = w.park.load(std::memory_order_relaxed);
+    v.fanout_open = fanout_claimable(w.fanout.claims.load(std::memory_order_relaxed));
+    return v;
+  }
+
+  /// Returns compute slot `i` (below Traits::compute_slots).
+  [[nodiscard]] slot_snapshot slot_state(std::size_t i) const noexcept {
+    CAUSAL_ASSERT(i < slot_count, "executor::slot_state: no such slot");
+    namespace sb = detail::slot_bits;
+    const std::uint64_t word = words_[i].load(std::memory_order_relaxed);
+    const std::uint32_t meta = meta_[i].load(std::memory_order_relaxed);
+    slot_snapshot v;
+    v.occupant = detail::slot_process(word);
+    v.claiming = (word & sb::flag_mask) == sb::claiming;
+    v.sleeping = (word & sb::flag_mask) == sb::sleeping;
+    v.retiring = (word & sb::flag_mask) == sb::retiring;
+    v.budget = meta & 0xff'ffffu;
+    v.priority = static_cast<std::uint8_t>(meta >> 24);
+    v.drainers = pins_[i].drainers.load(std::memory_order_relaxed);
+    return v;
+  }
+
+  /// Returns activation ring `i` (below Traits::producer_rings).
+  [[nodiscard]] ring_snapshot ring_state(std::uint32_t i) const noexcept {
+    ring_snapshot v;
+    if constexpr (has_rings) {
+      CAUSAL_ASSERT(i < Traits::producer_rings, "executor::ring_state: no such ring");
+      const detail::ring_view r = rings_->inspect(i);
+      v.owned = r.owned;
+      v.busy = r.busy;
+      v.head = r.head;
+      v.entries = r.entries;
+      v.first = r.first;
+    } else {
+      (void)i;
+    }
+    return v;
+  }
+
+  /// Writes the state above as text, one fact per line: the counters, each
+  /// worker, the lists, the rings in use and the occupied slots, e.g.
+  ///
+  ///   executor: 2 workers (2 parked, 0 spinning), ...
+  ///     worker 0: parked (in the parked mask), park word 41
+  ///     slot 3: process 0x7f..., sleeping, budget 3, priority 0, 0 drainers
+  ///
+  /// With `follow_processes` it also reads the processes it finds (slot
+  /// occupants, ring entries, pushed list entries, up to 16 per list) and
+  /// writes their process::snapshot(); only do that when they are known to
+  /// be alive (a stalled test owns them), since the executor may release
+  /// and the owner free a process while this runs. `Stream`: anything with
+  /// operator<< for strings, integers and pointers (std::ostream); a
+  /// template, so that <ostream> stays out of this header.
+  /// Blocking/allocation: whatever `out` does; the executor side never.
+  template <class Stream>
+  void describe(Stream& out, bool follow_processes = false) const {
+    const executor_snapshot e = snapshot();
+    out << "executor " << static_cast<const void*>(this) << ": " << e.worker_count
+        << " workers (" << e.parked << " parked, " << e.spinning << " spinning), spin budget "
+        << e.spin_budget << ", " << e.occupied_slots << " of " << e.slot_count
+        << " slots occupied (aggregate budget " << e.aggregate_budget << "), desired wakes "
+        << e.desired_wake << ", open fan-outs " << e.open_fanouts
+        << (e.stopping ? ", stopping" : "") << (e.cancelling ? ", cancelling" : "")
+        << (e.helper_busy ? ", a helping thread is draining" : "") << "\n";
+    for (std::uint32_t i = 0; i < worker_count_; ++i) {
+      const worker_snapshot w = worker_state(i);
+      out << "  worker " << i << ": " << to_string(w.activity)
+          << (w.in_parked_mask ? " (in the parked mask)" : "") << ", park word " << w.park_word
+          << (w.fanout_open ? ", fan-out chunks open" : "") << "\n";
+    }
+    describe_list(out, "immediate list", immediate_, follow_processes);
+    describe_list(out, "overflow list", overflow_, follow_processes);
+    if constexpr (has_rings) {
+      out << "  activation rings: " << e.rings << " (" << e.rings_claimed << " owned, "
+          << e.rings_high_water << " ever claimed, "
+          << (e.rings_symmetric ? "publishers fence" : "parkers issue membarrier") << ")\n";
+      for (std::uint32_t i = 0; i < e.rings_high_water; ++i) {
+        const ring_snapshot r = ring_state(i);
+        out << "    ring " << i << ": " << (r.owned ? "owned" : "free") << (r.busy ? ", busy" : "")
+            << ", head " << r.head << ", " << r.entries << " waiting";
+        if (r.first != nullptr) {
+          out << ", oldest " << static_cast<const void*>(r.first);
+          if (follow_processes) describe_process(out, *r.first);
+        }
+        out << "\n";
+      }
+    }
+    for (std::size_t i = 0; i < slot_count; ++i) {
+      const slot_snapshot sl = slot_state(i);
+      if (sl.occupant == nullptr && sl.drainers == 0) continue;
+      out << "  slot " << i << ": process " << static_cast<const void*>(sl.occupant)
+          << (sl.claiming ? ", being claimed" : "") << (sl.sleeping ? ", sleeping" : "")
+          << (sl.retiring ? ", retiring" : "") << ", budget " << sl.budget << ", priority "
+          << static_cast<unsigned>(sl.priority) << ", " << sl.drainers << " drainers";
+      if (follow_processes && sl.occupant != nullptr && !sl.claiming) {
+        describe_process(out, *sl.occupant);
+      }
+      out << "\n";
+    }
+  }
+
  private:
   enum class step_result : std::uint8_t { progress, no_progress, nothing, busy };
+
+  /// describe(): one list, and with `follow` its pushed stack (at most 16
+  /// entries, through the processes' atomic links).
+  template <class Stream>
+  static void describe_list(Stream& out, const char* name, const list_type& list, bool follow) {
+    const process* head = list.pushed_head();
+    out << "  " << name << ": ";
+    if (head == nullptr && list.fifo_size() == 0) {
+      out << "empty" << (list.token_held() ? ", token held" : "") << "\n";
+      return;
+    }
+    out << list.fifo_size() << " taken into its FIFO, newest pushed "
+        << static_cast<const void*>(head) << (list.token_held() ? ", token held" : "") << "\n";
+    if (!follow) return;
+    int shown = 0;
+    for (const process* p = head; p != nullptr && shown < 16; ++shown) {
+      out << "    pushed " << static_cast<const void*>(p);
+      describe_process(out, *p);
+      out << "\n";
+      p = detail::process_access::next(*p).load(std::memory_order_relaxed);
+    }
+  }
+
+  template <class Stream>
+  static void describe_process(Stream& out, const process& p) {
+    out << " [";
+    p.snapshot().describe(out);
+    out << ", user data " << p.user_data() << "]";
+  }
 
   struct alignas(CAUSAL_CACHELINE_SIZE) slot_pin {
     atomic<std::uint32_t> drainers{0};
@@ -704,6 +980,11 @@ class basic_executor : private detail::executor_base {
     std::uint32_t index = 0;
     bool spinning = false;
     bool rings_first = false;  // which of list and rings take_listed tries first
+    /// worker_activity, for worker_state(): stored (relaxed) by the worker
+    /// when it changes state -- never per step -- and read only by
+    /// diagnostics. A std::atomic, not Traits::atomic: it takes no part in
+    /// the protocol, so a chaos atomic has nothing to shake here.
+    std::atomic<std::uint8_t> activity{static_cast<std::uint8_t>(worker_activity::starting)};
     ext::scan_cursor cursor{};
     worker_context ctx{};
     process* batch[Traits::immediate_batch] = {};
@@ -1028,7 +1309,14 @@ class basic_executor : private detail::executor_base {
     return base_rounds * scale;
   }
 
+  /// Publishes what `w` is doing for worker_state(); relaxed: diagnostics
+  /// only, it orders nothing.
+  static void note_activity(worker& w, worker_activity a) noexcept {
+    w.activity.store(static_cast<std::uint8_t>(a), std::memory_order_relaxed);
+  }
+
   void park(worker& w) noexcept {
+    note_activity(w, worker_activity::parking);
     const std::uint32_t k = w.index / 64;
     const std::uint64_t bit = std::uint64_t{1} << (w.index % 64);
     const std::uint32_t seen = w.park.load(std::memory_order_acquire);
@@ -1048,9 +1336,12 @@ class basic_executor : private detail::executor_base {
     }
     if (has_work_seq_cst() || stopping_.load(std::memory_order_seq_cst)) {
       parked_[k].bits.fetch_and(~bit, std::memory_order_seq_cst);
+      note_activity(w, worker_activity::working);
       return;
     }
+    note_activity(w, worker_activity::parked);
     w.park.wait(seen, std::memory_order_acquire);
+    note_activity(w, worker_activity::working);
     // A waker cleared the bit before bumping the word; the destructor's
     // stop bump does not, so clear it in every case.
     parked_[k].bits.fetch_and(~bit, std::memory_order_seq_cst);
@@ -1060,6 +1351,7 @@ class basic_executor : private detail::executor_base {
   //===-- the worker loop --===//
 
   void run_worker(worker& w) noexcept {
+    note_activity(w, worker_activity::working);
     std::uint32_t idle = 0;
     for (;;) {
       const step_result r = step(w);
@@ -1068,6 +1360,7 @@ class basic_executor : private detail::executor_base {
         if (w.spinning) {
           w.spinning = false;
           spinning_.fetch_sub(1, std::memory_order_seq_cst);
+          note_activity(w, worker_activity::working);
         }
         continue;
       }
@@ -1078,6 +1371,7 @@ class basic_executor : private detail::executor_base {
       if (!w.spinning) {
         w.spinning = true;
         spinning_.fetch_add(1, std::memory_order_seq_cst);
+        note_activity(w, worker_activity::spinning);
       }
       if (idle < spin_limit()) {
         ++idle;
@@ -1097,6 +1391,7 @@ class basic_executor : private detail::executor_base {
       w.spinning = false;
       spinning_.fetch_sub(1, std::memory_order_seq_cst);
     }
+    note_activity(w, worker_activity::stopped);
   }
 
   CAUSAL_ALWAYS_INLINE process* next_local(worker& w) noexcept {

@@ -296,6 +296,66 @@ class scope_core {
 
 }  // namespace detail
 
+//===-- process_snapshot ----------------------------------------------------===//
+
+/// Where a process was last placed, as process_snapshot reports it.
+enum class process_placement : std::uint8_t {
+  nowhere,    ///< never activated (or re-armed since)
+  immediate,  ///< an activation ring or the immediate list (one drainer)
+  overflow,   ///< the overflow list, waiting for a free compute slot
+  slot,       ///< a compute slot (process_snapshot::slot)
+};
+
+/// A best-effort view of a process for diagnostics (a hang dump, a debugger
+/// helper): what process::snapshot() read, each field with its own relaxed
+/// load, so the fields may come from different moments. Never use it to
+/// make scheduling decisions.
+struct process_snapshot {
+  std::uint32_t suspend_count = 0;  ///< pending wakes (the submit hold counts)
+  bool active = false;              ///< owned by the executor (queued, draining, asleep in a slot)
+  bool complete = false;            ///< completion claimed
+  bool cancelled = false;           ///< cancel() was called
+  bool failed = false;              ///< an error is recorded
+  bool error_claim = false;         ///< an error is being recorded
+  bool submitted = false;           ///< bound to an executor
+  process_placement placement = process_placement::nowhere;
+  std::uint32_t slot = 0;           ///< the compute slot when placement == slot
+  std::uint32_t wake_budget = 1;
+  std::uint8_t priority = 0;
+  const void* user_data = nullptr;
+
+  /// Writes the snapshot as one line of text, e.g. "count 1, asleep in
+  /// slot 3, budget 2" (no newline). `Stream`: anything with operator<<
+  /// for strings and integers, such as std::ostream; taking it as a
+  /// template keeps <ostream> out of this header.
+  template <class Stream>
+  void describe(Stream& out) const {
+    out << "count " << suspend_count;
+    if (complete) out << ", complete";
+    if (cancelled) out << ", cancelled";
+    if (failed) out << ", failed";
+    if (error_claim) out << ", recording an error";
+    if (!submitted) {
+      out << ", not submitted";
+    } else if (complete) {
+      // Nothing more to say about its activation.
+    } else if (!active) {
+      out << ", suspended (waits for wakes)";
+    } else if (suspend_count != 0) {
+      out << ", active with pending wakes (going to sleep, or asleep in a slot)";
+    } else {
+      out << ", active (queued or draining)";
+    }
+    switch (placement) {
+      case process_placement::nowhere: out << ", placed nowhere"; break;
+      case process_placement::immediate: out << ", placed on the immediate list/rings"; break;
+      case process_placement::overflow: out << ", placed on the overflow list"; break;
+      case process_placement::slot: out << ", placed in slot " << slot; break;
+    }
+    out << ", budget " << wake_budget << ", priority " << static_cast<unsigned>(priority);
+  }
+};
+
 //===-- process -------------------------------------------------------------===//
 
 /// A unit of work drained in bounded steps by the executor's workers; see
@@ -507,6 +567,39 @@ class alignas(CAUSAL_CACHELINE_SIZE) process {
     return placement_.load(std::memory_order_relaxed) >= detail::placed_overflow;
   }
 
+  /// Returns a best-effort view of the state word, placement and wake
+  /// budget for diagnostics (see process_snapshot): relaxed loads only,
+  /// so it may be called from any thread at any time while the process is
+  /// alive, and changes nothing. Blocking/allocation: never.
+  [[nodiscard]] process_snapshot snapshot() const noexcept {
+    namespace sb = detail::state_bits;
+    // relaxed: a diagnostic read; it orders nothing and needs no ordering.
+    const std::uint64_t s = state_.load(std::memory_order_relaxed);
+    const std::uint32_t where = placement_.load(std::memory_order_relaxed);
+    process_snapshot v;
+    v.suspend_count = static_cast<std::uint32_t>(s & sb::count_mask);
+    v.active = (s & sb::active) != 0;
+    v.complete = (s & sb::done) != 0;
+    v.cancelled = (s & sb::cancelled) != 0;
+    v.failed = (s & sb::failed) != 0;
+    v.error_claim = (s & sb::error_claim) != 0;
+    v.submitted = executor_.load(std::memory_order_relaxed) != nullptr;
+    if (where == detail::placed_nowhere) {
+      v.placement = process_placement::nowhere;
+    } else if (where == detail::placed_immediate) {
+      v.placement = process_placement::immediate;
+    } else if (where == detail::placed_overflow) {
+      v.placement = process_placement::overflow;
+    } else {
+      v.placement = process_placement::slot;
+      v.slot = where;
+    }
+    v.wake_budget = wake_budget_.load(std::memory_order_relaxed);
+    v.priority = priority_;
+    v.user_data = user_data_;
+    return v;
+  }
+
  private:
   friend struct detail::process_access;
   friend class detail::scope_core;
@@ -613,6 +706,7 @@ namespace detail {
 struct process_access {
   static std::atomic<std::uint64_t>& state(process& p) noexcept { return p.state_; }
   static std::atomic<process*>& next(process& p) noexcept { return p.next_; }
+  static const std::atomic<process*>& next(const process& p) noexcept { return p.next_; }
   static std::atomic<std::uint32_t>& placement(process& p) noexcept { return p.placement_; }
   static executor_base* executor(const process& p) noexcept {
     return p.executor_.load(std::memory_order_relaxed);

@@ -9,7 +9,9 @@
 // `catch_session` static library, built without optimisation: it is the
 // slowest translation unit of every build and its speed does not matter).
 // A main() that includes "catch.hpp" with CATCH_CONFIG_RUNNER would compile
-// that implementation again; this function lets it stay a plain TU.
+// that implementation again; this function lets it stay a plain TU. Around
+// the session it arms the test watchdog (watchdog.hpp) and starts the hog
+// threads CAUSAL_TEST_HOGS asks for (hogs.hpp).
 //
 // Thread safety: call once, from main().
 // See also:      test/support/main.cpp, STYLE.md b.7.
@@ -18,6 +20,7 @@
 namespace causal::test {
 
 // Returns Catch::Session().run(argc, argv): 0 when every test passed.
+// Arms the watchdog first and starts the hogs; stops both afterwards.
 int run_catch_session(int argc, char* argv[]);
 
 }  // namespace causal::test

@@ -9,12 +9,19 @@
 // The limit only bounds how long a broken test takes to fail; a passing
 // test returns as soon as the condition holds. The caller's thread yields
 // between polls (two vCPUs: spinning would starve the thread it waits for).
+// A condition that holds counts as progress for the test watchdog; one
+// that never does writes the watchdog's dump (the watched executors,
+// queues and semaphores, every thread's stack) before returning false, so
+// a lost wake-up shows where everything stood (watchdog.hpp).
 //
 // Thread safety: the predicate is called on the caller's thread only.
 // Memory order:  whatever the predicate's loads provide (use acquire).
-// Blocking/allocation: blocks up to `limit`; allocates nothing.
+// Blocking/allocation: blocks up to `limit`; allocates nothing unless it
+//                gives up (the dump allocates).
 // Size:          not applicable.
 #pragma once
+
+#include "watchdog.hpp"
 
 #include <chrono>
 #include <thread>
@@ -27,9 +34,14 @@ template <class Predicate>
 bool eventually(Predicate done, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return done();
+    if (std::chrono::steady_clock::now() > deadline) {
+      if (done()) break;
+      dump_state_on_give_up("eventually() gave up: its condition never held");
+      return false;
+    }
     std::this_thread::yield();
   }
+  note_progress();
   return true;
 }
 

@@ -1158,7 +1158,7 @@ TEST_CASE("completion race: a waiter added while a lock-free advance runs is nev
     w.set_requirement(frontier{{A, e}});
     target.store(e, std::memory_order_release);  // the advancer races us to e
     tracker.add_waiter(w);
-    if (!eventually([&] { return fired.load(std::memory_order_acquire) == e; }, 2000ms)) {
+    if (!eventually([&] { return fired.load(std::memory_order_acquire) == e; })) {
       lost.store(true);
       break;
     }

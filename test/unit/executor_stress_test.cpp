@@ -21,6 +21,15 @@
 //
 // CAUSAL_STRESS_SCALE (default 1) multiplies the round counts;
 // CAUSAL_TEST_SEED seeds the random graphs.
+//
+// The scale may be a fraction: the oversubscribed run in test/meson.build
+// takes 0.25 beside CAUSAL_TEST_HOGS busy threads. Every executor is
+// registered with the test watchdog (test/support/watchdog.hpp), so a hang
+// or a guard that gives up prints the workers, lists, rings and slots.
+// The waits for rounds to finish are hang guards (20 s): a round's verdict
+// never depends on how soon the machine runs a thread. The processes a
+// test drives are declared before its executor, so that a failed round
+// cannot leave one in the executor after its storage is gone.
 
 #include <causal/executor.hpp>
 #include <causal/process.hpp>
@@ -30,6 +39,7 @@
 
 #include "catch.hpp"
 #include "eventually.hpp"
+#include "watchdog.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -69,12 +79,12 @@ constexpr int sanitizer_divisor = 1;
 #endif
 
 int scaled(int rounds) {
-  static const int scale = [] {
+  static const double scale = [] {
     const char* env = std::getenv("CAUSAL_STRESS_SCALE");
-    const int s = env != nullptr ? std::atoi(env) : 1;
-    return s < 1 ? 1 : s;
+    const double s = env != nullptr && *env != '\0' ? std::strtod(env, nullptr) : 1.0;
+    return s > 0 ? s : 1.0;
   }();
-  const int r = rounds * scale / sanitizer_divisor;
+  const int r = static_cast<int>(rounds * scale) / sanitizer_divisor;
   return r < 1 ? 1 : r;
 }
 
@@ -104,6 +114,7 @@ struct rng {
 };
 
 using causal::test::eventually;
+using causal::test::watch;
 
 //===-- chaos atomic ----------------------------------------------------------===//
 
@@ -223,20 +234,22 @@ TEST_CASE("stress: an external schedule always reaches a fully parked executor",
   const std::uint32_t w = GENERATE(1u, 2u, 4u);
   const std::uint32_t budget = GENERATE(1u, 2u);
   CAPTURE(w, budget);
-  causal::executor ex(executor_options{.worker_count = w, .spin_budget = 0});
   one_shot s;
+  const auto watched_process = watch(s.p, "the one-shot process");
+  causal::executor ex(executor_options{.worker_count = w, .spin_budget = 0});
+  const auto watched = watch(ex, "executor");
   s.p.set_wake_budget(budget);
   const int rounds = scaled(3000);
   int not_parked = 0;
   int lost = 0;
   for (int round = 0; round < rounds; ++round) {
-    if (!eventually([&] { return ex.parked_workers() == w; }, 5000ms)) ++not_parked;
+    if (!eventually([&] { return ex.parked_workers() == w; })) ++not_parked;
     if (round == 0) {
       ex.submit(s.p);
     } else {
       s.p.rearm(0);
     }
-    if (!eventually([&] { return s.released.load(std::memory_order_acquire) == round + 1; }, 5000ms)) {
+    if (!eventually([&] { return s.released.load(std::memory_order_acquire) == round + 1; })) {
       ++lost;
       break;
     }
@@ -281,16 +294,21 @@ TEST_CASE("stress: waking a sleeping process always reaches a parked or parking 
   const std::uint32_t budget = GENERATE(1u, 3u);
   const std::uint32_t spin = GENERATE(0u, 8u);
   CAPTURE(w, budget, spin);
-  causal::executor ex(executor_options{.worker_count = w, .spin_budget = spin});
   sleeper s;
+  const auto watched_process = watch(s.p, "the sleeping process");
+  causal::executor ex(executor_options{.worker_count = w, .spin_budget = spin});
+  const auto watched = watch(ex, "executor");
   s.p.set_wake_budget(budget);
   ex.submit(s.p);
   rng r{test_seed() ^ (w * 31 + budget * 7 + spin)};
   const int rounds = scaled(3000);
   int lost = 0;
   for (int i = 1; i <= rounds; ++i) {
-    if (!eventually([&] { return s.drains.load(std::memory_order_seq_cst) >= i; }, 5000ms)) {
+    if (!eventually([&] { return s.drains.load(std::memory_order_seq_cst) >= i; })) {
       ++lost;
+      // Let it complete at its next drain (the executor's teardown wakes
+      // it if nothing else does): the executor goes before `s`.
+      s.stop.store(true);
       break;
     }
     // Sometimes wake at once (racing the worker's way to park), sometimes
@@ -312,7 +330,6 @@ TEMPLATE_TEST_CASE("stress: schedules from several threads racing workers that p
                    "[stress][wake]", causal::default_executor_traits, small_ring_traits) {
   const std::uint32_t w = GENERATE(1u, 2u, 4u);
   CAPTURE(w);
-  causal::basic_executor<TestType> ex(executor_options{.worker_count = w, .spin_budget = 4});
   constexpr int threads = 3;
   const int per_thread = scaled(10000);
   std::atomic<int> released{0};
@@ -321,6 +338,8 @@ TEMPLATE_TEST_CASE("stress: schedules from several threads racing workers that p
     process p;
   };
   std::vector<std::unique_ptr<item>> items;
+  causal::basic_executor<TestType> ex(executor_options{.worker_count = w, .spin_budget = 4});
+  const auto watched = watch(ex, "executor");
   for (int i = 0; i < threads * per_thread; ++i) {
     items.push_back(std::make_unique<item>());
     item& it = *items.back();
@@ -343,6 +362,10 @@ TEMPLATE_TEST_CASE("stress: schedules from several threads racing workers that p
     });
   }
   for (auto& t : submitters) t.join();
+  const auto show_released = [&](std::ostream& out) {
+    out << released.load() << " of " << threads * per_thread << " released\n";
+  };
+  const auto watched_count = causal::test::watch_with("released items", show_released);
   CHECK(eventually([&] { return released.load() == threads * per_thread; }));
 }
 
@@ -356,7 +379,6 @@ TEST_CASE("stress: wake_all from several threads racing cancels: each process co
   // not cancelled or complete.
   const std::uint32_t w = GENERATE(1u, 2u, 4u);
   CAPTURE(w);
-  causal::executor ex(executor_options{.worker_count = w, .spin_budget = 4});
   constexpr int threads = 3;
   const int count = scaled(6000);
   struct item {
@@ -367,6 +389,8 @@ TEST_CASE("stress: wake_all from several threads racing cancels: each process co
     process p;
   };
   std::vector<std::unique_ptr<item>> items;
+  causal::executor ex(executor_options{.worker_count = w, .spin_budget = 4});
+  const auto watched = watch(ex, "executor");
   for (int i = 0; i < count; ++i) {
     items.push_back(std::make_unique<item>());
     item& it = *items.back();
@@ -588,10 +612,12 @@ void run_random_graphs(std::uint32_t workers, int rounds, bool with_cancels, int
                        int hubs = 0) {
   rng r{test_seed() ^ (workers * 0x9e37ull)};
   basic_executor<Traits> ex(executor_options{.worker_count = workers});
+  const auto watched = watch(ex, "executor");
   int bad = 0;
   int stuck = 0;
   for (int round = 0; round < rounds; ++round) {
-    graph g(r, size, 3, hubs);
+    auto owned = std::make_unique<graph>(r, size, 3, hubs);
+    graph& g = *owned;
     const int n = static_cast<int>(g.v.size());
     std::atomic<bool> go{false};
     // Two threads submit interleaved halves; a third cancels some.
@@ -620,8 +646,21 @@ void run_random_graphs(std::uint32_t workers, int rounds, bool with_cancels, int
     a.join();
     b.join();
     c.join();
-    if (!eventually([&] { return g.released.load() == n; }, 10000ms)) {
+    const auto show_graph = [&](std::ostream& out) {
+      out << g.released.load() << " of " << n << " vertices released\n";
+      for (const auto& x : g.v) {
+        if (x->releases.load() != 0) continue;
+        out << "  vertex " << x->id << " (process " << static_cast<const void*>(&x->p) << "): ";
+        x->p.snapshot().describe(out);
+        out << "\n";
+      }
+    };
+    const auto watched_graph = causal::test::watch_with("graph", show_graph);
+    if (!eventually([&] { return g.released.load() == n; })) {
       ++stuck;
+      // The executor may still hold vertices: leak the graph rather than
+      // free what it may touch (the dump above shows the stuck ones).
+      (void)owned.release();
       break;
     }
     bad += g.violations(with_cancels);
@@ -667,6 +706,7 @@ TEST_CASE("stress: scope::cancel_all racing a running graph winds it down", "[st
   CAPTURE(w);
   rng r{test_seed() + 77};
   causal::executor ex(executor_options{.worker_count = w});
+  const auto watched = watch(ex, "executor");
   int bad = 0;
   for (int round = 0; round < scaled(200); ++round) {
     graph g(r, 100, 2);
@@ -692,6 +732,7 @@ TEST_CASE("stress: scope::cancel_all racing a running graph winds it down", "[st
 TEST_CASE("stress: wake racing cancel on a suspended process completes it exactly once",
           "[stress][cancel]") {
   causal::executor ex(executor_options{.worker_count = 2});
+  const auto watched = watch(ex, "executor");
   const int rounds = scaled(5000);
   int bad = 0;
   for (int round = 0; round < rounds; ++round) {
@@ -700,7 +741,9 @@ TEST_CASE("stress: wake racing cancel on a suspended process completes it exactl
       std::atomic<int> releases{0};
       std::atomic<int> code{-1};
       process p;
-    } c;
+    };
+    auto owned = std::make_unique<counted>();
+    counted& c = *owned;
     c.p.set_user_data(&c);
     c.p.set_wake_budget(round % 3 == 0 ? 2 : 1);
     c.p.set_drain([](process&, worker_context&) noexcept { return drain_result::complete(); });
@@ -729,7 +772,10 @@ TEST_CASE("stress: wake racing cancel on a suspended process completes it exactl
     go.store(true);
     waker.join();
     canceller.join();
-    if (!eventually([&] { return c.releases.load(std::memory_order_acquire) == 1; }, 5000ms)) {
+    if (!eventually([&] { return c.releases.load(std::memory_order_acquire) == 1; })) {
+      // The executor may still hold it: leak it rather than free what it
+      // may touch (eventually() wrote the dump).
+      (void)owned.release();
       ++bad;
       break;
     }

@@ -11,8 +11,10 @@
 // several workers at once with one completion and a release after the last
 // drainer, the overflow list takes what the slots cannot, and the destructor
 // cancels what is pending. Then the policies alone on hand-built slot views,
-// worker states (parking with a zero spin budget, the wake tree), and the
-// promise that drain/wake/scan allocate nothing.
+// worker states (parking with a zero spin budget, the wake tree), the
+// introspection members a hang dump reads (snapshot, worker_state,
+// slot_state, ring_state, describe), and the promise that drain/wake/scan
+// allocate nothing.
 //
 // Catch2 assertions are only made on the test's own thread; workers record
 // what they see in atomics that the test reads after waiting.
@@ -38,6 +40,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -78,7 +81,7 @@ using causal::test::eventually;
 /// Counts releases; the test waits for the count it expects.
 struct release_counter {
   std::atomic<int> released{0};
-  bool wait_for(int n, std::chrono::milliseconds limit = 10000ms) {
+  bool wait_for(int n, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
     return eventually([&] { return released.load(std::memory_order_acquire) >= n; }, limit);
   }
 };
@@ -250,7 +253,9 @@ struct tiled {
   std::atomic<int> inside_at_release{-1};
   std::atomic<std::uint32_t> worker_mask{0};
   int want_workers = 1;
-  std::chrono::steady_clock::time_point wait_for_workers_until{};
+  /// Set by the test thread when its hang guard expires: stop holding the
+  /// work back for more workers.
+  std::atomic<bool> give_up{false};
   std::vector<std::atomic<int>> claimed;
   process p;
 
@@ -274,9 +279,11 @@ struct tiled {
     const std::uint32_t mask = t->worker_mask.fetch_or(1u << (ctx.worker_index() % 32)) |
                                (1u << (ctx.worker_index() % 32));
     if (t->want_workers > 1 && std::popcount(mask) < t->want_workers &&
-        std::chrono::steady_clock::now() < t->wait_for_workers_until) {
-      // Hold the work back until a second worker has come in (or a
-      // generous deadline passed): the test is about concurrent drainers.
+        !t->give_up.load(std::memory_order_relaxed)) {
+      // Hold the work back until a second worker has come in (the test is
+      // about concurrent drainers, not about how soon the machine runs
+      // one): the test thread waits for that event, and only its hang
+      // guard lets the work go on alone.
       t->inside.fetch_sub(1);
       return drain_result::idle();
     }
@@ -343,8 +350,10 @@ TEMPLATE_TEST_CASE("executor: several workers drain one compute process; one com
     tiled t(rc, 20000);
     t.p.set_wake_budget(w);
     t.want_workers = 2;  // a second worker must come in (wake tree)
-    t.wait_for_workers_until = std::chrono::steady_clock::now() + 5s;
     ex.submit(t.p);
+    if (!eventually([&] { return std::popcount(t.worker_mask.load()) >= 2; })) {
+      t.give_up.store(true);  // finish alone; counted as a single-worker run below
+    }
     REQUIRE(rc.wait_for(1));
     bad += t.completions.load() != 1 || t.releases.load() != 1 || t.inside_at_release.load() != 0;
     for (auto& c : t.claimed) bad += c.load() != 1;
@@ -456,11 +465,9 @@ TEMPLATE_TEST_CASE("executor: a producer publishes 20 000 items while workers dr
       if (i % 512 == 0) std::this_thread::yield();
       if (i % 4096 == 4095) {
         // Now and then let the consumer catch up and fall asleep, so that
-        // sleep/wake cycles happen however the threads are scheduled.
-        const auto deadline = std::chrono::steady_clock::now() + 2s;
-        while (c.gate.load() != consumer::asleep && std::chrono::steady_clock::now() < deadline) {
-          std::this_thread::yield();
-        }
+        // sleep/wake cycles happen however the threads are scheduled (an
+        // event; the limit is a hang guard).
+        (void)eventually([&] { return c.gate.load() == consumer::asleep; });
       }
     }
   });
@@ -541,7 +548,7 @@ TEMPLATE_TEST_CASE("executor: sleep and re-wake cycles", "[executor][sleep]", CA
   int stuck = 0;
   for (int i = 1; i <= cycles; ++i) {
     // Wait until it has suspended for the i-th time, then wake it.
-    if (!eventually([&] { return pg.drains.load(std::memory_order_seq_cst) >= i; }, 5000ms)) {
+    if (!eventually([&] { return pg.drains.load(std::memory_order_seq_cst) >= i; })) {
       ++stuck;
       break;
     }
@@ -601,7 +608,7 @@ TEMPLATE_TEST_CASE("executor: a re-arming fork-join graph runs round after round
     ex.submit(g.root);  // round 1
     int stuck = 0;
     for (int round = 1; round <= rounds; ++round) {
-      if (!eventually([&] { return g.joins.load(std::memory_order_acquire) == round; }, 5000ms)) {
+      if (!eventually([&] { return g.joins.load(std::memory_order_acquire) == round; })) {
         ++stuck;
         break;
       }
@@ -727,6 +734,91 @@ TEST_CASE("executor: a wake tree gets every parked worker onto a wide process",
   ex.submit(x.p);
   CHECK(eventually([&] { return x.released.load() == 1; }));
   CHECK((x.mask.load() & 0xfu) == 0xfu);
+}
+
+TEST_CASE("executor: introspection shows parked workers, a sleeping slot and a ring entry",
+          "[executor][introspection]") {
+  // A compute process that goes to sleep after its first drain, on two
+  // workers that park at once: the state every field of a hang dump names.
+  struct sleepy {
+    std::atomic<int> drains{0};
+    process p;
+  } s;
+  s.p.set_user_data(&s);
+  s.p.set_wake_budget(2);
+  s.p.set_drain([](process& self, worker_context&) noexcept {
+    auto* x = static_cast<sleepy*>(self.user_data());
+    if (x->drains.fetch_add(1) != 0) return drain_result::complete();
+    self.suspend();
+    return drain_result::sleep();
+  });
+  causal::executor ex(executor_options{.worker_count = 2, .spin_budget = 0});
+  ex.submit(s.p);
+  std::size_t slot = causal::ext::no_slot;
+  REQUIRE(eventually([&] {
+    if (ex.parked_workers() != 2) return false;
+    for (std::size_t i = 0; i < causal::executor::traits_type::compute_slots; ++i) {
+      if (ex.slot_state(i).occupant == &s.p && ex.slot_state(i).sleeping) slot = i;
+    }
+    return slot != causal::ext::no_slot;
+  }));
+  {
+    causal::test::allocation_guard guard;
+    const causal::executor_snapshot e = ex.snapshot();
+    const causal::worker_snapshot w0 = ex.worker_state(0);
+    const causal::slot_snapshot sl = ex.slot_state(slot);
+    const causal::ring_snapshot r0 = ex.ring_state(0);
+    const causal::process_snapshot ps = s.p.snapshot();
+    const std::uint64_t allocations = guard.allocations();
+    CHECK(allocations == 0);
+    CHECK(e.worker_count == 2);
+    CHECK(e.parked == 2);
+    CHECK(e.occupied_slots == 1);
+    CHECK(e.aggregate_budget == 2);
+    CHECK(e.immediate_pushed == nullptr);
+    CHECK_FALSE(e.stopping);
+    CHECK(w0.activity == causal::worker_activity::parked);
+    CHECK(w0.in_parked_mask);
+    CHECK(sl.budget == 2);
+    CHECK(sl.drainers == 0);
+    CHECK_FALSE(sl.retiring);
+    CHECK(r0.entries == 0);
+    CHECK(ps.suspend_count == 1);
+    CHECK(ps.active);
+    CHECK(ps.placement == causal::process_placement::slot);
+    CHECK(ps.slot == slot);
+  }
+  std::ostringstream text;
+  ex.describe(text, /*follow_processes=*/true);
+  const std::string dump = text.str();
+  INFO(dump);
+  CHECK(dump.find("2 workers (2 parked, 0 spinning)") != std::string::npos);
+  CHECK(dump.find("worker 0: parked (in the parked mask)") != std::string::npos);
+  CHECK(dump.find("worker 1: parked (in the parked mask)") != std::string::npos);
+  CHECK(dump.find(", sleeping, budget 2, priority 0, 0 drainers [count 1, active") != std::string::npos);
+  CHECK(dump.find("immediate list: empty") != std::string::npos);
+
+  // With no worker threads nothing takes an activation: it waits in the
+  // placing thread's ring, where ring_state and describe find it.
+  causal::executor manual(workers(0));
+  release_counter rc;
+  auto nodes = make_nodes(rc, 1);
+  manual.submit(nodes[0]->p);
+  bool seen = false;
+  for (std::uint32_t i = 0; i < causal::executor::traits_type::producer_rings; ++i) {
+    const causal::ring_snapshot r = manual.ring_state(i);
+    seen = seen || (r.owned && r.entries == 1 && r.first == &nodes[0]->p);
+  }
+  CHECK(seen);
+  std::ostringstream manual_text;
+  manual.describe(manual_text, true);
+  CHECK(manual_text.str().find("1 waiting, oldest") != std::string::npos);
+  manual.run_until_idle();
+  CHECK(rc.released.load() == 1);
+  CHECK(manual.ring_state(0).entries == 0);
+
+  (void)s.p.wake();  // its second drain completes it
+  REQUIRE(eventually([&] { return s.p.is_complete() && ex.occupied_slots() == 0; }));
 }
 
 TEST_CASE("executor: raising the wake budget from drain() updates the aggregate",
@@ -1171,7 +1263,7 @@ TEST_CASE("executor: two re-arming roots fan out at once, round after round", "[
     for (int round = 1; round <= rounds; ++round) {
       (void)roots[0].wake();
       (void)roots[1].wake();
-      if (!eventually([&] { return joins.load(std::memory_order_acquire) == round; }, 5000ms)) {
+      if (!eventually([&] { return joins.load(std::memory_order_acquire) == round; })) {
         ++stuck;
         break;
       }
@@ -1413,7 +1505,7 @@ TEMPLATE_TEST_CASE("process::wake_all: re-wakes sleeping list and compute proces
   for (int i = 1; i <= cycles && stuck == 0; ++i) {
     // Every ping has suspended for the i-th time: wake them all at once.
     for (auto& pg : pings) {
-      if (!eventually([&] { return pg->drains.load(std::memory_order_seq_cst) >= i; }, 5000ms)) ++stuck;
+      if (!eventually([&] { return pg->drains.load(std::memory_order_seq_cst) >= i; })) ++stuck;
     }
     if (stuck == 0) CHECK(process::wake_all(entries) == count);
   }

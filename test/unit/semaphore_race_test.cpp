@@ -55,8 +55,10 @@ using namespace std::chrono_literals;
 constexpr int scale = CAUSAL_HAS_TSAN() ? 2 : 6;
 
 /// No single wait in these tests should take anywhere near this long; a
-/// wait that does is a lost wakeup, reported as a failure, not a hang.
-constexpr auto wait_limit = 10s;
+/// wait that does is a lost wakeup, reported as a failure, not a hang. A
+/// hang guard only: 20 s, like eventually(), so that a thread kept off the
+/// CPU by a loaded machine is not taken for a lost wakeup.
+constexpr auto wait_limit = 20s;
 
 semaphore::clock::time_point deadline() { return semaphore::clock::now() + wait_limit; }
 

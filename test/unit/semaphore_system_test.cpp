@@ -53,8 +53,9 @@ using namespace std::chrono_literals;
 // depends on it, only what the test exercises.
 constexpr auto settle_time = 50ms;
 
-/// How long any child may take before it counts as hung.
-constexpr auto child_limit = 10s;
+/// How long any child may take before it counts as hung (a hang guard:
+/// no verdict waits for it on a passing run).
+constexpr auto child_limit = 20s;
 
 #if CAUSAL_HAS_SYSTEM_SEMAPHORE()
 
@@ -330,13 +331,11 @@ TEST_CASE("semaphore system_wide: wait_all and wait_any see another process's si
       std::this_thread::sleep_for(settle_time);
       return remote.signal(1) ? 0 : 1;
     });
-    const auto start = semaphore::clock::now();
-    const auto r = causal::wait_any<semaphore>(points, start + child_limit, /*spin=*/0);
-    const auto took = semaphore::clock::now() - start;
+    const auto r = causal::wait_any<semaphore>(points, semaphore::clock::now() + child_limit,
+                                               /*spin=*/0);
     require_clean_exit(child);
-    REQUIRE(r);
+    REQUIRE(r);  // woken by the signal: at the deadline it would be a timeout
     CHECK(*r == 0);
-    CHECK(took < 5s);  // not the deadline
   }
   SECTION("wait_all completes when the remote half arrives last") {
     REQUIRE(local.signal(1));
@@ -344,24 +343,20 @@ TEST_CASE("semaphore system_wide: wait_all and wait_any see another process's si
       std::this_thread::sleep_for(settle_time);
       return remote.signal(1) ? 0 : 1;
     });
-    const auto start = semaphore::clock::now();
-    const status st = causal::wait_all<semaphore>(points, start + child_limit, /*spin=*/0);
-    const auto took = semaphore::clock::now() - start;
+    const status st =
+        causal::wait_all<semaphore>(points, semaphore::clock::now() + child_limit, /*spin=*/0);
     require_clean_exit(child);
-    CHECK(st.ok());
-    CHECK(took < 5s);
+    CHECK(st.ok());  // not errc::timeout: the remote half woke it
   }
   SECTION("a remote failure ends wait_all") {
     const pid_t child = spawn([&] {
       std::this_thread::sleep_for(settle_time);
       return remote.fail(causal::error{errc::device_lost, "lost"}) ? 0 : 1;
     });
-    const auto start = semaphore::clock::now();
-    const status st = causal::wait_all<semaphore>(points, start + child_limit, /*spin=*/0);
-    const auto took = semaphore::clock::now() - start;
+    const status st =
+        causal::wait_all<semaphore>(points, semaphore::clock::now() + child_limit, /*spin=*/0);
     require_clean_exit(child);
-    CHECK(st.code() == errc::device_lost);
-    CHECK(took < 5s);
+    CHECK(st.code() == errc::device_lost);  // not errc::timeout
   }
 }
 

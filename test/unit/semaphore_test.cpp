@@ -1205,7 +1205,7 @@ TEST_CASE("semaphore: a short wait_for with another thread signalling in time re
     std::this_thread::sleep_for(5ms);
     (void)s.signal(1);
   });
-  const status st = s.wait_for(1, 10s);
+  const status st = s.wait_for(1, 20s);  // a hang guard
   signaller.join();
   CHECK(st.ok());
 }
@@ -1229,7 +1229,7 @@ TEST_CASE("semaphore: wait_all returns ok once every point is reached", "[semaph
     std::this_thread::sleep_for(settle_time);
     (void)d.signal(1);
   });
-  const status st = causal::wait_all<semaphore>(later, semaphore::clock::now() + 10s, 0);
+  const status st = causal::wait_all<semaphore>(later, semaphore::clock::now() + 20s, 0);
   signaller.join();
   CHECK(st.ok());
   // Empty: vacuously all reached.
@@ -1254,7 +1254,7 @@ TEST_CASE("semaphore: wait_any returns the index of a reached point", "[semaphor
     std::this_thread::sleep_for(settle_time);
     (void)c.signal(3);
   });
-  const auto woke = causal::wait_any<semaphore>(later, semaphore::clock::now() + 10s, 0);
+  const auto woke = causal::wait_any<semaphore>(later, semaphore::clock::now() + 20s, 0);
   signaller.join();
   REQUIRE(woke);
   CHECK(*woke == 0);
@@ -1271,10 +1271,10 @@ TEST_CASE("semaphore: wait_all and wait_any return the failure of any semaphore"
     std::this_thread::sleep_for(settle_time);
     (void)b.fail(causal::error{errc::device_lost, "lost"});
   });
-  const status st = causal::wait_all<semaphore>(points, semaphore::clock::now() + 10s, 0);
+  const status st = causal::wait_all<semaphore>(points, semaphore::clock::now() + 20s, 0);
   failer.join();
   CHECK(st.code() == errc::device_lost);
-  const auto any = causal::wait_any<semaphore>(points, semaphore::clock::now() + 10s, 0);
+  const auto any = causal::wait_any<semaphore>(points, semaphore::clock::now() + 20s, 0);
   CHECK(any.code() == errc::device_lost);
 }
 

@@ -18,6 +18,7 @@
 
 #include "catch.hpp"
 #include "counting_new.hpp"
+#include "eventually.hpp"
 #include "string_makers.hpp"
 
 #include <atomic>
@@ -36,6 +37,7 @@ using causal::fence;
 using causal::status;
 using causal::stream_buffer;
 using causal::timeline;
+using causal::test::eventually;
 using namespace std::chrono_literals;
 
 constexpr std::size_t MB = std::size_t{1} << 20;
@@ -155,7 +157,7 @@ TEST_CASE("stream_pool: the second 400 MB alloca waits for the first dealloca",
   auto f0 = causal::async_invoke(ex, [] {}, *causal::join(ta.at(1), go.at(1)), ta.at(2));
   auto d0 = causal::stream_dealloca(pool, a0, ta.at(2), ta.at(3));
   auto a1 = causal::stream_alloca(pool, 400 * MB, fence{}, tb.at(1));
-  for (int i = 0; i < 2000 && pool.waiting() != 1; ++i) std::this_thread::sleep_for(1ms);
+  (void)eventually([&] { return pool.waiting() == 1; });
   REQUIRE(pool.waiting() == 1);
   CHECK_FALSE(a1.ready());
   CHECK(pool.committed() == 400 * MB);
@@ -220,7 +222,7 @@ TEST_CASE("stream_pool: transferred inputs are released by the callee", "[stream
     c2.reset();
     in2.reset();
     // The invocation is gone once its worker released it.
-    for (int i = 0; i < 2000 && pool.committed() != 0; ++i) std::this_thread::sleep_for(1ms);
+    (void)eventually([&] { return pool.committed() == 0; });
     CHECK(pool.committed() == 0);
   }
 }
@@ -276,11 +278,11 @@ TEST_CASE("stream_pool: requests wait in FIFO order and the destructor cancels t
     auto first = causal::stream_alloca(pool, 600, fence{}, fence{});
     REQUIRE(first.wait().ok());
     big = causal::stream_alloca(pool, 900, fence{}, fence{});
-    for (int i = 0; i < 2000 && pool.waiting() != 1; ++i) std::this_thread::sleep_for(1ms);
+    (void)eventually([&] { return pool.waiting() == 1; });
     REQUIRE(pool.waiting() == 1);
     // 300 would fit now, but waits behind the 900 (no starvation).
     small = causal::stream_alloca(pool, 300, fence{}, fence{});
-    for (int i = 0; i < 2000 && pool.waiting() != 2; ++i) std::this_thread::sleep_for(1ms);
+    (void)eventually([&] { return pool.waiting() == 2; });
     REQUIRE(pool.waiting() == 2);
     CHECK_FALSE(small.ready());
     REQUIRE(pool.release_now(first).ok());
@@ -293,7 +295,7 @@ TEST_CASE("stream_pool: requests wait in FIFO order and the destructor cancels t
     // destroy the pool.
     blocked = causal::stream_alloca(pool, 800, fence{}, fence{});
     late = causal::stream_dealloca(pool, small, never.at(1), t.at(1));
-    for (int i = 0; i < 2000 && pool.waiting() != 1; ++i) std::this_thread::sleep_for(1ms);
+    (void)eventually([&] { return pool.waiting() == 1; });
   }
   CHECK(blocked.wait().code() == errc::cancelled);
   CHECK(late.wait().code() == errc::cancelled);

@@ -287,7 +287,7 @@ TEST_CASE("stream_process: push, wait, push: the sleep hand-off never loses a wa
   for (; round < rounds && lost == 0 && push_errors == 0; ++round) {
     marks[round] = numbered{&seq, round};
     push_errors += !s.dispatch(&numbered::run, &marks[round]);
-    lost += !eventually([&] { return s.executed() == round + 1; }, 5000ms);
+    lost += !eventually([&] { return s.executed() == round + 1; });
   }
   CHECK(push_errors == 0);
   CHECK(lost == 0);

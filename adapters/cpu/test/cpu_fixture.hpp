@@ -4,7 +4,9 @@
 // The CPU adapter's conformance fixture (see test/conformance/
 // queue_conformance.hpp for the interface): queues on an executor with
 // `Workers` worker threads; operations append their tag to a log under a
-// mutex, which is test bookkeeping, not part of the adapter.
+// mutex, which is test bookkeeping, not part of the adapter. The executor
+// and the queues are registered with the test watchdog (test/support/
+// watchdog.hpp): a hung conformance case prints their state.
 #pragma once
 
 #include <causal/adapters/cpu/queue.hpp>
@@ -12,10 +14,13 @@
 #include <causal/executor.hpp>
 #include <causal/semaphore.hpp>
 
+#include "watchdog.hpp"
+
 #include <array>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <ostream>
 #include <vector>
 
 namespace causal_cpu_test {
@@ -27,6 +32,8 @@ class cpu_fixture {
   using semaphore_type = causal::semaphore;
 
   cpu_fixture() : executor_(causal::executor_options{.worker_count = Workers}) {}
+  cpu_fixture(const cpu_fixture&) = delete;
+  cpu_fixture& operator=(const cpu_fixture&) = delete;
   ~cpu_fixture() {
     // Queues first (they wait for their operations), then the semaphores
     // they signal, then the executor.
@@ -68,10 +75,30 @@ class cpu_fixture {
   void pump() noexcept {}
 
  private:
+  /// What a watchdog dump prints for the queues (the executor describes
+  /// itself): their processes' atomics. It walks queues_, so it is only
+  /// sound while the test's thread is not adding one -- true of a dump at
+  /// a stall, where that thread is blocked in a wait.
+  struct queues_view {
+    const cpu_fixture* self;
+    void operator()(std::ostream& out) const {
+      for (std::size_t i = 0; i < self->queues_.size(); ++i) {
+        auto& qp = self->queues_[i]->queue_process();
+        out << "queue " << i << ": " << qp.completed() << " operations completed; its process: ";
+        qp.snapshot().describe(out);
+        out << "\n";
+      }
+    }
+  };
+
   causal::executor executor_;
+  causal::test::watch_guard watched_executor_ = causal::test::watch(executor_, "fixture executor");
   causal::axis_allocator axes_;
   std::deque<semaphore_type> semaphores_;
   std::vector<std::unique_ptr<queue_type>> queues_;
+  // After queues_: unregistered before the queues go.
+  queues_view queues_view_{this};
+  causal::test::watch_guard watched_queues_ = causal::test::watch_with("fixture queues", queues_view_);
   std::mutex log_mutex_;
   std::vector<int> log_;
 };

@@ -9,12 +9,20 @@
 // more device waits than its inline timepoint nodes runs only after all of
 // them, signalled in random order from another thread; a failing host call
 // fails its signals and the queue, later operations fail without running
-// and later submits are refused with nothing touched; a full ring refuses
-// a submit cleanly; wait_idle times out and then succeeds; closing a queue
+// and later submits are refused with nothing touched; the opt-in
+// MaxInFlight bound refuses a submit cleanly; a three-stage pipeline of
+// 10 000 requests is submitted whole before any runs, and ring segments are
+// reused; wait_idle times out and then succeeds; closing a queue
 // with a wait that can never be met fails that operation's signals instead
 // of hanging; two queues ping-pong 5 000 rounds through semaphores with a
 // producer thread (each operation exactly once); and submitting and running
 // allocate nothing.
+//
+// No verdict here depends on how soon a thread gets a CPU: the only waits
+// that expect a timeout wait for something nothing else can bring about,
+// and every other wait is a 20 s hang guard. Executors, queues and
+// semaphores are registered with the test watchdog (test/support/
+// watchdog.hpp), which prints their state if a test hangs.
 
 #include <causal/adapters/cpu/queue.hpp>
 #include <causal/block_processor.hpp>
@@ -26,6 +34,7 @@
 #include "catch.hpp"
 #include "counting_new.hpp"
 #include "string_makers.hpp"
+#include "watchdog.hpp"
 
 #include <algorithm>
 #include <array>
@@ -47,6 +56,7 @@ using causal::host_call_context;
 using causal::queue_operation;
 using causal::semaphore;
 using causal::status;
+using causal::test::watch;
 using namespace std::chrono_literals;
 
 causal::executor_options workers(std::uint32_t n) { return causal::executor_options{.worker_count = n}; }
@@ -62,7 +72,9 @@ TEST_CASE("cpu queue: host calls run in epoch order, one at a time", "[cpu]") {
   for (std::uint32_t w : {1u, 2u, 4u}) {
     CAPTURE(w);
     causal::executor ex(workers(w));
+    const auto watched_ex = watch(ex, "executor");
     semaphore done;
+    const auto watched_done = watch(done, "done");
     // Plain (non-atomic) state: the queue must order the calls.
     struct state {
       std::uint64_t calls = 0;
@@ -70,6 +82,7 @@ TEST_CASE("cpu queue: host calls run in epoch order, one at a time", "[cpu]") {
     } st;
     {
       causal::cpu::queue q(next_axis(), ex);
+      const auto watched_q = watch(q, "queue");
       constexpr std::uint64_t n = 2000;
       for (std::uint64_t i = 1; i <= n; ++i) {
         state* p = &st;
@@ -114,6 +127,7 @@ TEST_CASE("cpu queue: command buffers run as block processors, in order", "[cpu]
   for (std::uint32_t w : {1u, 2u, 4u}) {
     CAPTURE(w);
     causal::executor ex(workers(w));
+    const auto watched_ex = watch(ex, "executor");
     constexpr std::uint32_t tiles = 10000;
     std::array<vector_job, 3> jobs;
     std::array<causal::command_buffer, 3> buffers;
@@ -128,6 +142,7 @@ TEST_CASE("cpu queue: command buffers run as block processors, in order", "[cpu]
     std::uint64_t seen_before_third = 0;
     {
       causal::cpu::queue q(next_axis(), ex);
+      const auto watched_q = watch(q, "queue");
       REQUIRE(q.dispatch({}, {}, buffers[0]));
       REQUIRE(q.dispatch({}, {}, buffers[1]));
       // A host call between dispatches sees the earlier ones finished.
@@ -147,12 +162,15 @@ TEST_CASE("cpu queue: command buffers run as block processors, in order", "[cpu]
 
 TEST_CASE("cpu queue: an operation waits for all of many device waits", "[cpu]") {
   causal::executor ex(workers(2));
+  const auto watched_ex = watch(ex, "executor");
   constexpr std::size_t n = 10;  // more than the slot's inline timepoint nodes
   std::array<semaphore, n> inputs;
   semaphore done;
+  const auto watched_done = watch(done, "done");
   std::array<std::uint64_t, n> seen{};
   {
     causal::cpu::queue q(next_axis(), ex);
+    const auto watched_q = watch(q, "queue");
     std::vector<causal::cpu::queue::wait_type> waits;
     for (auto& s : inputs) waits.push_back({&s, 1});
     auto* values = &seen;
@@ -165,32 +183,45 @@ TEST_CASE("cpu queue: an operation waits for all of many device waits", "[cpu]")
     std::vector<std::size_t> order(n);
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), std::mt19937(7));
+    // Another thread reaches every input but the last, in random order
+    // (the timepoints fire on it and re-arm the slot's nodes on later
+    // waits); it is joined, so its signals have done all they will do.
     std::thread signaller([&] {
-      for (std::size_t i : order) {
-        (void)inputs[i].signal(1);
-        std::this_thread::sleep_for(1ms);
+      for (std::size_t k = 0; k + 1 < n; ++k) {
+        (void)inputs[order[k]].signal(1);
+        std::this_thread::yield();
       }
     });
-    // Not before the last input.
-    CHECK(done.wait_for(1, 2ms).code() == errc::timeout);
     signaller.join();
+    // Not before the last input: nothing else can reach `done`. (A queue
+    // that ran early would also show in `seen` below.)
+    CHECK(done.value() == 0);
+    CHECK_FALSE(done.failed());
+    REQUIRE(inputs[order[n - 1]].signal(1));
     REQUIRE(done.wait_for(1, 20s));
     REQUIRE(q.wait_idle());
   }
+  // The host call saw every input reached when it ran.
   for (std::uint64_t v : seen) CHECK(v == 1);
 }
 
 TEST_CASE("cpu queue: a failing host call fails its signals and the queue, stickily", "[cpu]") {
   causal::executor ex(workers(2));
-  semaphore first, second, later;
+  const auto watched_ex = watch(ex, "executor");
+  semaphore gate, first, second, later;
   int ran_after = 0;
   causal::cpu::queue q(next_axis(), ex);
-  REQUIRE(q.host({}, {{&first, 1}}, [](const host_call_context&) noexcept {}));
+  const auto watched_q = watch(q, "queue");
+  // The first operation waits for the gate, so all three are submitted
+  // before any runs: otherwise a worker that got there first would fail
+  // the queue before the third submit, which would then be refused.
+  REQUIRE(q.host({{&gate, 1}}, {{&first, 1}}, [](const host_call_context&) noexcept {}));
   REQUIRE(q.host({}, {{&second, 1}}, [](const host_call_context&) noexcept -> status {
     return causal::error{errc::invalid_argument, "test: the host call failed"};
   }));
   int* ran = &ran_after;
   REQUIRE(q.host({}, {{&later, 1}}, [ran](const host_call_context&) noexcept { ++*ran; }));
+  REQUIRE(gate.signal(1));
   CHECK(first.wait_for(1, 20s));
   CHECK(second.wait_for(1, 20s).code() == errc::invalid_argument);
   CHECK(later.wait_for(1, 20s).code() == errc::invalid_argument);
@@ -206,12 +237,16 @@ TEST_CASE("cpu queue: a failing host call fails its signals and the queue, stick
   CHECK(untouched.value() == 0);
 }
 
-TEST_CASE("cpu queue: a full ring refuses a submit and loses nothing", "[cpu]") {
+TEST_CASE("cpu queue: with the opt-in MaxInFlight bound, a submit beyond it is refused before "
+          "any effect and loses nothing",
+          "[cpu][bound]") {
   causal::executor ex(workers(1));
+  const auto watched_ex = watch(ex, "executor");
   semaphore gate, done;
   std::atomic<int> ran{0};
   {
     causal::cpu::basic_queue<semaphore, 4> q(next_axis(), ex);
+    const auto watched_q = watch(q, "queue");
     auto* counter = &ran;
     for (int i = 0; i < 4; ++i) {
       REQUIRE(q.host({{&gate, 1}}, {}, [counter](const host_call_context&) noexcept { ++*counter; }));
@@ -220,6 +255,7 @@ TEST_CASE("cpu queue: a full ring refuses a submit and loses nothing", "[cpu]") 
     REQUIRE_FALSE(refused);
     CHECK(refused.error_value().code() == errc::resource_exhausted);
     CHECK_FALSE(done.failure());
+    CHECK(done.pending_count() == 0);  // nothing announced either
     CHECK(q.epoch() == 4);
     REQUIRE(gate.signal(1));
     REQUIRE(q.wait_idle());
@@ -230,11 +266,116 @@ TEST_CASE("cpu queue: a full ring refuses a submit and loses nothing", "[cpu]") 
   CHECK(ran.load() == 5);
 }
 
+TEST_CASE("cpu queue: a three-stage pipeline of 10 000 requests is submitted whole before any "
+          "request runs",
+          "[cpu][submit_ahead]") {
+  // Nothing runs until the gate opens: every stage's ring and every
+  // semaphore's table of submitted signals must take all 10 000 (the
+  // default configuration has no bound). Then each stage runs its requests
+  // in order, each after the previous stage's request.
+  causal::executor ex(workers(2));
+  const auto watched_ex = watch(ex, "executor");
+  constexpr std::uint64_t requests = 10'000;
+  semaphore gate, loaded, computed, stored;
+  const auto watched_stored = watch(stored, "stored");
+  struct stage_log {
+    std::vector<std::uint64_t> order;  // touched only by the stage's own calls
+    const semaphore* before = nullptr; // the previous stage's semaphore
+    std::atomic<std::uint64_t> misordered{0};
+  };
+  std::array<stage_log, 3> logs;
+  logs[1].before = &loaded;
+  logs[2].before = &computed;
+  for (auto& l : logs) l.order.reserve(requests);
+  {
+    causal::cpu::queue load(next_axis(), ex), compute(next_axis(), ex), store(next_axis(), ex);
+    const auto watched_load = watch(load, "load");
+    const auto watched_store = watch(store, "store");
+    std::array<causal::cpu::queue*, 3> stages{&load, &compute, &store};
+    std::array<semaphore*, 3> outputs{&loaded, &computed, &stored};
+    for (std::uint64_t r = 1; r <= requests; ++r) {
+      for (std::size_t k = 0; k < 3; ++k) {
+        semaphore* input = k == 0 ? &gate : outputs[k - 1];
+        const std::uint64_t wait_value = k == 0 ? 1 : r;
+        stage_log* log = &logs[k];
+        const auto submitted = stages[k]->host(
+            {{input, wait_value}}, {{outputs[k], r}},
+            [log, r](const host_call_context&) noexcept {
+              if (log->before != nullptr && log->before->value() < r) {
+                log->misordered.fetch_add(1, std::memory_order_relaxed);
+              }
+              log->order.push_back(r);
+            });
+        REQUIRE(submitted);
+      }
+    }
+    // All 30 000 operations are in flight, none has run.
+    CHECK(stored.value() == 0);
+    CHECK(loaded.pending_count() == requests);
+    CHECK(logs[0].order.empty());
+    REQUIRE(gate.signal(1));
+    REQUIRE(stored.wait_for(requests, 60s));
+    for (auto* q : stages) REQUIRE(q->wait_idle());
+  }
+  for (const auto& l : logs) {
+    REQUIRE(l.order.size() == requests);
+    CHECK(std::is_sorted(l.order.begin(), l.order.end()));
+    CHECK(l.misordered.load() == 0);
+  }
+  const auto at = stored.frontier_at(requests);
+  REQUIRE(at);
+  CHECK(at->reached);
+}
+
+TEST_CASE("cpu queue: ring segments are recycled: rounds of the same depth stop allocating",
+          "[cpu][alloc][submit_ahead]") {
+  causal::executor ex(workers(1));
+  const auto watched_ex = watch(ex, "executor");
+  std::array<semaphore, 3> gates;
+  semaphore done;
+  causal::cpu::queue q(next_axis(), ex);
+  const auto watched_q = watch(q, "queue");
+  constexpr std::uint64_t depth = 500;  // many segments deep
+  constexpr std::size_t slots = decltype(q)::process_type::segment_slots;
+  auto round = [&](std::size_t k) {
+    bool ok = true;
+    for (std::uint64_t i = 1; i <= depth; ++i) {
+      ok = q.submit({{&gates[k], 1}}, {{&done, k * depth + i}}, queue_operation{}).ok() && ok;
+    }
+    return ok;
+  };
+  REQUIRE(round(0));
+  // Two segments are inline; the rest of the depth was allocated.
+  CHECK(q.queue_process().allocated_segments() <= depth / slots);
+  CHECK(q.queue_process().allocated_segments() + 2 >= depth / slots);
+  REQUIRE(gates[0].signal(1));
+  REQUIRE(q.wait_idle());
+  // The same depth from another place in the ring may need one segment
+  // more (it spans one more boundary); after that, none.
+  REQUIRE(round(1));
+  const std::size_t segments = q.queue_process().allocated_segments();
+  REQUIRE(gates[1].signal(1));
+  REQUIRE(q.wait_idle());
+  causal::test::allocation_guard guard;
+  const bool ok = round(2);
+  const auto allocations = guard.allocations();
+  CHECK(ok);
+  CHECK(allocations == 0);
+  CHECK(q.queue_process().allocated_segments() == segments);
+  REQUIRE(gates[2].signal(1));
+  REQUIRE(done.wait_for(3 * depth, 20s));
+  REQUIRE(q.wait_idle());
+}
+
 TEST_CASE("cpu queue: wait_idle times out while work waits, then succeeds", "[cpu]") {
   causal::executor ex(workers(2));
+  const auto watched_ex = watch(ex, "executor");
   semaphore gate;
   causal::cpu::queue q(next_axis(), ex);
+  const auto watched_q = watch(q, "queue");
   REQUIRE(q.submit({{&gate, 1}}, {}, queue_operation{}));
+  // Only this thread signals the gate: nothing can complete the operation
+  // before it does, however the threads are scheduled.
   CHECK(q.wait_idle(std::chrono::steady_clock::now() + 20ms).code() == errc::timeout);
   REQUIRE(gate.signal(1));
   CHECK(q.wait_idle());
@@ -242,27 +383,36 @@ TEST_CASE("cpu queue: wait_idle times out while work waits, then succeeds", "[cp
 
 TEST_CASE("cpu queue: closing with an unmet wait fails the operation, no hang", "[cpu]") {
   causal::executor ex(workers(2));
+  const auto watched_ex = watch(ex, "executor");
   semaphore never, out;
   int ran = 0;
   {
     causal::cpu::queue q(next_axis(), ex);
+    const auto watched_q = watch(q, "queue");
     int* r = &ran;
     REQUIRE(q.host({{&never, 1}}, {{&out, 1}}, [r](const host_call_context&) noexcept { ++*r; }));
   }
   CHECK(ran == 0);
-  CHECK(out.wait_for(1, 1s).code() == errc::cancelled);
+  // Failed before the queue's destructor returned: no wait involved.
+  CHECK(out.failed());
+  CHECK(out.wait_for(1, 20s).code() == errc::cancelled);
 }
 
 TEST_CASE("cpu queue: two queues ping-pong with a producer thread, each op exactly once", "[cpu]") {
   for (std::uint32_t w : {1u, 2u, 4u}) {
     CAPTURE(w);
     causal::executor ex(workers(w));
+    const auto watched_ex = watch(ex, "executor");
     constexpr std::uint64_t rounds = 5000;
     semaphore ping, pong;
+    const auto watched_ping = watch(ping, "ping");
+    const auto watched_pong = watch(pong, "pong");
     std::vector<std::uint8_t> ran_a(rounds + 1, 0), ran_b(rounds + 1, 0);
     {
       causal::cpu::queue a(next_axis(), ex);
       causal::cpu::queue b(next_axis(), ex);
+      const auto watched_a = watch(a, "queue a");
+      const auto watched_b = watch(b, "queue b");
       // One producer thread submits to both queues (a queue takes one
       // submitting thread at a time; here it is the same one).
       std::thread producer([&] {
@@ -302,10 +452,13 @@ TEST_CASE("cpu queue: two queues ping-pong with a producer thread, each op exact
 
 TEST_CASE("cpu queue: submitting and running allocate nothing", "[cpu][alloc]") {
   causal::executor ex(workers(2));
+  const auto watched_ex = watch(ex, "executor");
   semaphore s, t;
   std::atomic<std::uint64_t> calls{0};
   causal::cpu::queue a(next_axis(), ex);
   causal::cpu::queue b(next_axis(), ex);
+  const auto watched_a = watch(a, "queue a");
+  const auto watched_b = watch(b, "queue b");
   auto* counter = &calls;
   // Warm up: first use of the executor's lists and the semaphores.
   REQUIRE(a.host({}, {{&s, 1}}, [counter](const host_call_context&) noexcept { ++*counter; }));
@@ -327,6 +480,7 @@ TEST_CASE("cpu queue: submitting and running allocate nothing", "[cpu][alloc]") 
 TEST_CASE("cpu queue: a pool fences reuse of a block on the freeing queue's progress timeline",
           "[cpu][pool]") {
   causal::executor ex(workers(2));
+  const auto watched_ex = watch(ex, "executor");
   semaphore gate, produced, done;
   std::vector<int> order;
   std::mutex order_mutex;
@@ -339,6 +493,8 @@ TEST_CASE("cpu queue: a pool fences reuse of a block on the freeing queue's prog
   {
     causal::cpu::queue a(next_axis(), ex);
     causal::cpu::queue b(next_axis(), ex);
+    const auto watched_a = watch(a, "queue a");
+    const auto watched_b = watch(b, "queue b");
     causal::basic_block_pool<causal::cpu::queue::core_type> pool(1024, 64);
     REQUIRE(pool.register_timeline(b.axis(), b.progress_timeline()));
     // a produces into the only block; b (held by the gate) consumes and frees it.
@@ -356,7 +512,9 @@ TEST_CASE("cpu queue: a pool fences reuse of a block on the freeing queue's prog
     CHECK(pool.stats().reused_after_wait == 1);
     CHECK(pool.stats().waits_issued == 1);
     REQUIRE(a.host({}, {{&done, 1}}, [notes](const host_call_context&) noexcept { (*notes)(3); }));
-    CHECK(done.wait_for(1, 20ms).code() == errc::timeout);  // fenced behind b, behind the gate
+    // Fenced behind b, behind the gate, which only this thread signals: no
+    // schedule can reach `done` first.
+    CHECK(done.wait_for(1, 20ms).code() == errc::timeout);
     REQUIRE(gate.signal(1));
     REQUIRE(done.wait_for(1, 20s));
     REQUIRE(a.wait_idle());
@@ -366,13 +524,68 @@ TEST_CASE("cpu queue: a pool fences reuse of a block on the freeing queue's prog
   CHECK(order == std::vector<int>{1, 2, 3});
 }
 
+TEST_CASE("cpu queue: a pool's fence waits plus an operation's full set of device waits all "
+          "hold; none is dropped for lack of room in the slot",
+          "[cpu][pool][waits]") {
+  // The pool stages its fence wait into the next operation's slot; that
+  // operation then brings max_waits device waits of its own. Every one of
+  // them must still order it -- the fence wait above all, or the block is
+  // reused while b still uses it.
+  causal::executor ex(workers(2));
+  const auto watched_ex = watch(ex, "executor");
+  using core_type = causal::cpu::queue::core_type;
+  constexpr std::size_t n = core_type::max_waits;
+  std::array<semaphore, n> inputs;
+  semaphore gate, produced, done;
+  std::atomic<int> b_ran{0};
+  std::atomic<int> a_saw_b{-1};
+  {
+    causal::cpu::queue a(next_axis(), ex);
+    causal::cpu::queue b(next_axis(), ex);
+    const auto watched_a = watch(a, "queue a");
+    const auto watched_b = watch(b, "queue b");
+    causal::basic_block_pool<core_type> pool(1024, 64);
+    REQUIRE(pool.register_timeline(b.axis(), b.progress_timeline()));
+    auto first = pool.acquire(a.core(), 1024);
+    REQUIRE(first);
+    REQUIRE(a.submit({}, {{&produced, 1}}, queue_operation{}));
+    auto* ran = &b_ran;
+    REQUIRE(b.host({{&gate, 1}, {&produced, 1}}, {},
+                   [ran](const host_call_context&) noexcept { ran->store(1); }));
+    REQUIRE(pool.release(*first, b.core()));
+    auto again = pool.acquire(a.core(), 1024);  // fenced on b's progress
+    REQUIRE(again);
+    REQUIRE(again->path == causal::pool_path::fenced);
+    std::vector<causal::cpu::queue::wait_type> waits;
+    for (auto& in : inputs) waits.push_back({&in, 1});
+    const std::array<causal::cpu::queue::signal_type, 1> signals{{{&done, 1}}};
+    auto* saw = &a_saw_b;
+    const auto submitted = a.submit(waits, signals,
+                                    queue_operation::host([saw, ran](const host_call_context&) noexcept {
+                                      saw->store(ran->load());
+                                    }));
+    REQUIRE(submitted);
+    for (auto& in : inputs) REQUIRE(in.signal(1));
+    // Only the gate is missing now, and only this thread signals it.
+    CHECK(done.value() == 0);
+    REQUIRE(gate.signal(1));
+    REQUIRE(done.wait_for(1, 20s));
+    REQUIRE(a.wait_idle());
+    REQUIRE(b.wait_idle());
+  }
+  CHECK(a_saw_b.load() == 1);  // a's operation ran after b's
+}
+
 TEST_CASE("cpu queue: a trace sink sees labelled operations, tiers, retires and drains", "[cpu][trace]") {
   causal::executor ex(workers(2));
+  const auto watched_ex = watch(ex, "executor");
   causal::recording_sink sink;
   semaphore s, t;
   {
     causal::cpu::queue a(next_axis(), ex);
     causal::cpu::queue b(next_axis(), ex);
+    const auto watched_a = watch(a, "queue a");
+    const auto watched_b = watch(b, "queue b");
     a.set_trace_sink(&sink);
     b.set_trace_sink(&sink);
     ex.set_trace_sink(&sink);

@@ -289,6 +289,15 @@ struct producer_ring {
   Atomic<std::uintptr_t>* slots = nullptr;
 };
 
+/// What ring_set::inspect() saw in one ring (diagnostics only).
+struct ring_view {
+  bool owned = false;                ///< a thread owns it now
+  bool busy = false;                 ///< a consumer holds its head
+  std::uint64_t head = 0;            ///< entries taken so far
+  std::uint32_t entries = 0;         ///< published entries from the head on
+  const process* first = nullptr;    ///< the entry at the head (not dereferenced)
+};
+
 /// An executor's rings, shared with the threads bound to them.
 template <template <class> class Atomic>
 class ring_set : public ring_claims {
@@ -359,6 +368,26 @@ class ring_set : public ring_claims {
   /// consumer is awake and looks again before it parks.
   [[nodiscard]] bool nonempty_seq_cst() const noexcept {
     return any_entry(std::memory_order_seq_cst);
+  }
+
+  /// Returns what ring `r` holds, for diagnostics: its owner word, its
+  /// head and the run of published entries from the head, each read with
+  /// a relaxed load (a moving ring gives a blend of moments). Reads only;
+  /// any thread, any time while the set is alive. O(slots).
+  [[nodiscard]] ring_view inspect(std::uint32_t r) const noexcept {
+    const producer_ring<Atomic>& ring = rings_[r];
+    ring_view v;
+    v.owned = owners[r].load(std::memory_order_relaxed) != 0;
+    const std::uint64_t word = ring.head.load(std::memory_order_relaxed);
+    v.busy = (word & 1) != 0;
+    v.head = word >> 1;
+    for (std::uint64_t k = 0; k <= mask_; ++k) {
+      const std::uintptr_t e = ring.slots[(v.head + k) & mask_].load(std::memory_order_relaxed);
+      if (!holds(e, v.head + k)) break;
+      if (k == 0) v.first = reinterpret_cast<const process*>(e & ~std::uintptr_t{1});
+      ++v.entries;
+    }
+    return v;
   }
 
   /// Takes up to `max` entries (about a `1/share`-th of the run of entries
