@@ -65,6 +65,20 @@
 #define CAUSAL_HAS_TSAN() 0
 #endif
 
+// AddressSanitizer, detected the same way (g++ and clang spell it
+// differently); tests scale their work down under either sanitizer.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CAUSAL_HAS_ASAN() 1
+#endif
+#endif
+#if !defined(CAUSAL_HAS_ASAN) && defined(__SANITIZE_ADDRESS__)
+#define CAUSAL_HAS_ASAN() 1
+#endif
+#ifndef CAUSAL_HAS_ASAN
+#define CAUSAL_HAS_ASAN() 0
+#endif
+
 #if defined(__linux__)
 #define CAUSAL_HAS_FUTEX() 1
 #else

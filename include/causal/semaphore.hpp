@@ -502,25 +502,10 @@ class basic_semaphore {
   /// pending_grows, only when memory runs out. A caller with effects to
   /// undo (a queue whose operation is already issued) reserves first.
   status submit_signal(std::uint64_t v, const Frontier& f, frontier_entry producer = {}) noexcept {
-    for (;;) {
-      std::size_t grow_to = 0;
-      {
-        detail::spin_guard guard(lock_);
-        if (status s = check_submittable_locked(v); !s) return s;
-        if (pending_.size() + reserved_ < pending_.capacity()) {
-          insert_pending_locked(v, f, producer);
-          return status{};
-        }
-        if constexpr (Pending::bounded) {
-          return status{error{errc::resource_exhausted,
-                              "submit_signal: PendingCapacity submitted signals outstanding "
-                              "(pending_bounded)",
-                              PendingCapacity}};
-        }
-        grow_to = pending_.capacity() * 2;
-      }
-      if (status s = grow_pending(grow_to); !s) return s;
-    }
+    return with_free_record([&] { return check_submittable_locked(v); },
+                            [&] { insert_pending_locked(v, f, producer); },
+                            "submit_signal: PendingCapacity submitted signals outstanding "
+                            "(pending_bounded)");
   }
 
   /// Reserves one record for a later submit_reserved_signal, which then
@@ -532,25 +517,10 @@ class basic_semaphore {
   /// memory runs out. Give an unused reservation back with
   /// unreserve_signal().
   status reserve_signal() noexcept {
-    for (;;) {
-      std::size_t grow_to = 0;
-      {
-        detail::spin_guard guard(lock_);
-        if (failed()) return status{*failure()};
-        if (pending_.size() + reserved_ < pending_.capacity()) {
-          ++reserved_;
-          return status{};
-        }
-        if constexpr (Pending::bounded) {
-          return status{error{errc::resource_exhausted,
-                              "reserve_signal: PendingCapacity submitted signals outstanding "
-                              "or reserved (pending_bounded)",
-                              PendingCapacity}};
-        }
-        grow_to = pending_.capacity() * 2;
-      }
-      if (status s = grow_pending(grow_to); !s) return s;
-    }
+    return with_free_record([&] { return failed() ? status{*failure()} : status{}; },
+                            [&] { ++reserved_; },
+                            "reserve_signal: PendingCapacity submitted signals outstanding or "
+                            "reserved (pending_bounded)");
   }
 
   /// Gives back a reservation that will not be used.
@@ -875,6 +845,30 @@ class basic_semaphore {
     // Values mostly arrive in increasing order: the common insert appends.
     const std::size_t at = pending_lower_bound(v);
     pending_.insert(at, record{v, f, producer, false});
+  }
+
+  /// Under the lock: runs `check`, returning its error, then `take` once a
+  /// record is free (counting reservations). With pending_grows a full
+  /// table is doubled outside the lock and the whole thing retried; with
+  /// pending_bounded a full table is `resource_exhausted`, `full_message`.
+  template <class Check, class Take>
+  status with_free_record(Check check, Take take, const char* full_message) noexcept {
+    for (;;) {
+      std::size_t grow_to = 0;
+      {
+        detail::spin_guard guard(lock_);
+        if (status s = check(); !s) return s;
+        if (pending_.size() + reserved_ < pending_.capacity()) {
+          take();
+          return status{};
+        }
+        if constexpr (Pending::bounded) {
+          return status{error{errc::resource_exhausted, full_message, PendingCapacity}};
+        }
+        grow_to = pending_.capacity() * 2;
+      }
+      if (status s = grow_pending(grow_to); !s) return s;
+    }
   }
 
   /// Moves the pending records to heap storage of `capacity` records

@@ -25,6 +25,8 @@
 
 #include "watchdog.hpp"
 
+#include <causal/config.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
@@ -54,21 +56,7 @@ namespace causal::test {
 namespace {
 
 // The stall limit's factor: the CI's --timeout-multiplier for the build.
-#if defined(__SANITIZE_THREAD__)
-constexpr int sanitizer_factor = 5;
-#elif defined(__SANITIZE_ADDRESS__)
-constexpr int sanitizer_factor = 3;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-constexpr int sanitizer_factor = 5;
-#elif __has_feature(address_sanitizer)
-constexpr int sanitizer_factor = 3;
-#else
-constexpr int sanitizer_factor = 1;
-#endif
-#else
-constexpr int sanitizer_factor = 1;
-#endif
+constexpr int sanitizer_factor = CAUSAL_HAS_TSAN() ? 5 : CAUSAL_HAS_ASAN() ? 3 : 1;
 
 /// The stall limit in milliseconds (0: off): CAUSAL_TEST_STALL_SECONDS
 /// (a decimal number, taken as given), else 60 s times the sanitizer factor.

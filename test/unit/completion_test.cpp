@@ -114,17 +114,7 @@ constexpr std::uint64_t default_seed = 0xc0391e7102026ull;
 
 // Random operation sequences in the property test (200 steps each); fewer
 // under sanitizers, which slow it down tenfold.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int property_sequences = 500;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr int property_sequences = 500;
-#else
-constexpr int property_sequences = 2000;
-#endif
-#else
-constexpr int property_sequences = 2000;
-#endif
+constexpr int property_sequences = CAUSAL_HAS_ASAN() || CAUSAL_HAS_TSAN() ? 500 : 2000;
 
 std::uint64_t test_seed() {
   static const std::uint64_t seed = [] {

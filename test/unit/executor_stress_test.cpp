@@ -66,17 +66,7 @@ using causal::worker_context;
 
 using namespace std::chrono_literals;
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr int sanitizer_divisor = 4;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-constexpr int sanitizer_divisor = 4;
-#else
-constexpr int sanitizer_divisor = 1;
-#endif
-#else
-constexpr int sanitizer_divisor = 1;
-#endif
+constexpr int sanitizer_divisor = CAUSAL_HAS_TSAN() || CAUSAL_HAS_ASAN() ? 4 : 1;
 
 int scaled(int rounds) {
   static const double scale = [] {

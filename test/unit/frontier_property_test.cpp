@@ -40,16 +40,11 @@
 #include <vector>
 
 #ifndef CAUSAL_PROPERTY_CASES
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if CAUSAL_HAS_ASAN() || CAUSAL_HAS_TSAN()
 #define CAUSAL_PROPERTY_CASES 20000
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define CAUSAL_PROPERTY_CASES 20000
-#endif
-#endif
-#endif
-#ifndef CAUSAL_PROPERTY_CASES
+#else
 #define CAUSAL_PROPERTY_CASES 100000
+#endif
 #endif
 
 namespace {

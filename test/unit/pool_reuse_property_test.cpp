@@ -85,18 +85,6 @@
 #include <utility>
 #include <vector>
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CAUSAL_TEST_ASAN 1
-#endif
-#endif
-#if !defined(CAUSAL_TEST_ASAN) && defined(__SANITIZE_ADDRESS__)
-#define CAUSAL_TEST_ASAN 1
-#endif
-#ifndef CAUSAL_TEST_ASAN
-#define CAUSAL_TEST_ASAN 0
-#endif
-
 namespace {
 
 constexpr int max_queues = 5;
@@ -1079,7 +1067,7 @@ const char* kind_name(failure_kind k) {
 TEST_CASE("pool: every two uses of the same bytes are ordered by happens-before in random "
           "multi-queue programs",
           "[pool][property]") {
-#if CAUSAL_HAS_TSAN() || CAUSAL_TEST_ASAN
+#if CAUSAL_HAS_TSAN() || CAUSAL_HAS_ASAN()
   constexpr std::uint64_t default_programs = 2500;
 #else
   constexpr std::uint64_t default_programs = 10000;

@@ -70,18 +70,6 @@
 #include <string>
 #include <vector>
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CAUSAL_TEST_ASAN 1
-#endif
-#endif
-#if !defined(CAUSAL_TEST_ASAN) && defined(__SANITIZE_ADDRESS__)
-#define CAUSAL_TEST_ASAN 1
-#endif
-#ifndef CAUSAL_TEST_ASAN
-#define CAUSAL_TEST_ASAN 0
-#endif
-
 namespace {
 
 using causal::axis;
@@ -1030,7 +1018,7 @@ std::uint64_t env_or(const char* name, std::uint64_t fallback) {
 
 TEST_CASE("queue: every elided wait is implied by the happens-before closure of random DAGs",
           "[queue][property]") {
-#if CAUSAL_HAS_TSAN() || CAUSAL_TEST_ASAN
+#if CAUSAL_HAS_TSAN() || CAUSAL_HAS_ASAN()
   constexpr std::uint64_t default_dags = 300;
 #else
   constexpr std::uint64_t default_dags = 2500;
