@@ -302,11 +302,15 @@ class basic_queue {
     if (status s = validate(waits, signals); !s) return s.error_value();
     if (!deferred_.empty()) return defer(waits, signals, op);
     plan p;
-    if (status s = classify(waits, p); !s) return s.error_value();
-    if (p.must_defer) return defer(waits, signals, op, &p);
+    if (!waits.empty()) {
+      if (status s = classify(waits, p); !s) return s.error_value();
+      if (p.must_defer) return defer(waits, signals, op, &p);
+    }
     // Every capacity check before any effect: a record on each signalled
     // semaphore, so nothing can fail for room once the operation is issued.
-    if (status s = reserve_signals(signals); !s) return s.error_value();
+    if (!signals_have_room(signals)) {
+      if (status s = reserve_signals(signals); !s) return s.error_value();
+    }
     return execute_planned(waits, signals, op, p);
   }
 
@@ -333,7 +337,7 @@ class basic_queue {
       plan p;
       status classified = classify(waits, p);
       if (classified && p.must_defer) break;
-      if (classified) {
+      if (classified && !signals_have_room(signals)) {
         if (status room = reserve_signals(signals); !room) {
           if (room.code() == errc::resource_exhausted) return room.error_value();
           classified = room;
@@ -490,9 +494,18 @@ class basic_queue {
            known.epoch_of(imported.producer.axis) >= imported.producer.epoch;
   }
 
+  /// True when every signalled semaphore has room without a reservation
+  /// (the common case: growing tables with a free record).
+  static bool signals_have_room(std::span<const signal_type> signals) noexcept {
+    for (const signal_type& sig : signals) {
+      if (!sig.semaphore->reservation_unneeded()) return false;
+    }
+    return true;
+  }
+
   /// Reserves a record on every signalled semaphore; on failure gives the
   /// ones taken back and returns why (nothing else has changed).
-  static status reserve_signals(std::span<const signal_type> signals) noexcept {
+  CAUSAL_NOINLINE static status reserve_signals(std::span<const signal_type> signals) noexcept {
     for (std::size_t i = 0; i < signals.size(); ++i) {
       if (status s = signals[i].semaphore->reserve_signal(); !s) {
         unreserve_signals(signals.first(i));

@@ -511,30 +511,58 @@ class basic_semaphore {
   /// Reserves one record for a later submit_reserved_signal, which then
   /// cannot fail for lack of room: a queue reserves for each signal of an
   /// operation before it issues anything (every capacity check happens
-  /// before any effect). With pending_grows this may allocate (outside the
-  /// lock). Errors (nothing reserved): the failure; `resource_exhausted`
-  /// when the bounded table is full, counting other reservations, or
-  /// memory runs out. Give an unused reservation back with
-  /// unreserve_signal().
+  /// before any effect). With pending_bounded the reservation is counted
+  /// against PendingCapacity. With pending_grows room can always be made,
+  /// so nothing is counted: the call makes sure the table has a free record
+  /// now (lock-free when it has; else it grows the table, allocating
+  /// outside the lock), which only running out of memory can refuse.
+  /// Errors (nothing reserved): the failure; `resource_exhausted` when the
+  /// bounded table is full, counting other reservations, or memory runs
+  /// out. Give an unused reservation back with unreserve_signal().
   status reserve_signal() noexcept {
-    return with_free_record([&] { return failed() ? status{*failure()} : status{}; },
-                            [&] { ++reserved_; },
-                            "reserve_signal: PendingCapacity submitted signals outstanding or "
-                            "reserved (pending_bounded)");
+    if constexpr (Pending::bounded) {
+      return with_free_record([&] { return failed() ? status{*failure()} : status{}; },
+                              [&] { ++reserved_; },
+                              "reserve_signal: PendingCapacity submitted signals outstanding "
+                              "or reserved (pending_bounded)");
+    } else {
+      if (failed()) return status{*failure()};
+      // relaxed: a hint kept under the lock; a stale "free" only means
+      // submit_reserved_signal grows the table itself.
+      if (pending_free_.load(std::memory_order_relaxed) != 0) return status{};
+      return with_free_record([&] { return failed() ? status{*failure()} : status{}; }, [] {},
+                              "reserve_signal: unreachable (pending_grows)");
+    }
+  }
+
+  /// True when a submit_reserved_signal needs no reservation now: the
+  /// table grows (pending_grows) and, as last seen, has a free record. A
+  /// queue checks it first and reserves only when it is false. Lock-free.
+  [[nodiscard]] bool reservation_unneeded() const noexcept {
+    if constexpr (Pending::bounded) {
+      return false;
+    } else {
+      return pending_free_.load(std::memory_order_relaxed) != 0;
+    }
   }
 
   /// Gives back a reservation that will not be used.
   void unreserve_signal() noexcept {
-    detail::spin_guard guard(lock_);
-    CAUSAL_ASSERT(reserved_ != 0, "unreserve_signal without a reservation");
-    if (reserved_ != 0) --reserved_;
+    if constexpr (Pending::bounded) {
+      detail::spin_guard guard(lock_);
+      CAUSAL_ASSERT(reserved_ != 0, "unreserve_signal without a reservation");
+      if (reserved_ != 0) --reserved_;
+    }
   }
 
   /// submit_signal using a reservation from reserve_signal(), consumed
-  /// whatever the outcome. Never fails for room; the other errors are
-  /// submit_signal's (a concurrent signal or failure may still win).
+  /// whatever the outcome. Never fails for room (with pending_grows, a
+  /// record another submitter took meanwhile is replaced by growing the
+  /// table: only running out of memory could refuse it); the other errors
+  /// are submit_signal's (a concurrent signal or failure may still win).
   status submit_reserved_signal(std::uint64_t v, const Frontier& f,
                                 frontier_entry producer = {}) noexcept {
+    if constexpr (!Pending::bounded) return submit_signal(v, f, producer);
     detail::spin_guard guard(lock_);
     CAUSAL_ASSERT(reserved_ != 0, "submit_reserved_signal without a reservation");
     if (reserved_ != 0) --reserved_;
@@ -813,9 +841,13 @@ class basic_semaphore {
   [[nodiscard]] std::uint64_t current_value_locked() const noexcept { return value(); }
 
   /// The index of the first pending record whose value is >= `v`
-  /// (pending_.size() when none): a binary search, the table being sorted.
+  /// (pending_.size() when none): a binary search, the table being sorted,
+  /// after the two ends (values mostly arrive, and are reached, in order).
   [[nodiscard]] std::size_t pending_lower_bound(std::uint64_t v) const noexcept {
-    std::size_t low = 0, high = pending_.size();
+    const std::size_t n = pending_.size();
+    if (n == 0 || pending_[n - 1].value < v) return n;
+    if (pending_[0].value >= v) return 0;
+    std::size_t low = 1, high = n - 1;
     while (low < high) {
       const std::size_t mid = low + (high - low) / 2;
       if (pending_[mid].value < v) {
@@ -845,6 +877,12 @@ class basic_semaphore {
     // Values mostly arrive in increasing order: the common insert appends.
     const std::size_t at = pending_lower_bound(v);
     pending_.insert(at, record{v, f, producer, false});
+    note_pending_free_locked();
+  }
+
+  /// Refreshes the lock-free hint reserve_signal reads (pending_grows).
+  void note_pending_free_locked() noexcept {
+    pending_free_.store(pending_.capacity() - pending_.size(), std::memory_order_relaxed);
   }
 
   /// Under the lock: runs `check`, returning its error, then `take` once a
@@ -883,7 +921,10 @@ class basic_semaphore {
     record* unused = storage;
     {
       detail::spin_guard guard(lock_);
-      if (pending_.capacity() < capacity) unused = pending_.adopt(storage, capacity);
+      if (pending_.capacity() < capacity) {
+        unused = pending_.adopt(storage, capacity);
+        note_pending_free_locked();
+      }
     }
     delete[] unused;
     return status{};
@@ -970,7 +1011,10 @@ class basic_semaphore {
           if (producer.epoch == 0) reached.producer = last.producer;
         }
       }
-      pending_.pop_front(consumed);
+      if (consumed != 0) {
+        pending_.pop_front(consumed);
+        note_pending_free_locked();
+      }
 
       if (external) {
         reached.frontier.set_tainted();
@@ -1281,8 +1325,12 @@ class basic_semaphore {
 
   std::size_t ring_head_ = 0;
   std::size_t ring_count_ = 0;
-  /// Records reserved by reserve_signal and not yet submitted.
+  /// Records reserved by reserve_signal and not yet submitted
+  /// (pending_bounded only).
   std::size_t reserved_ = 0;
+  /// Free records, as last seen under the lock: reserve_signal's lock-free
+  /// hint (pending_grows).
+  std::atomic<std::size_t> pending_free_{PendingCapacity};
   /// The highest value among the witnessed records that left the ring.
   std::uint64_t retired_max_witnessed_ = 0;
   /// The highest value among all records that left the ring.

@@ -126,6 +126,7 @@ class semaphore : private causal::semaphore {
   using base::is_tainted;
   using base::parked_waiters;
   using base::pending_count;
+  using base::reservation_unneeded;
   using base::reserve_signal;
   using base::scope;
   using base::state_of;
