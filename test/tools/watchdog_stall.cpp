@@ -49,8 +49,10 @@ TEST_CASE("watchdog self-test: every thread waits for a wake that never comes", 
   ex.submit(compute);
   process listed(&sleep_forever);
   ex.submit(listed);
+  // A compute slot with budget 2 may be drained by both workers at once,
+  // and each drain suspends it: its count ends at 1 or 2.
   REQUIRE(causal::test::eventually([&] {
-    return compute.suspend_count() == 1 && listed.suspend_count() == 1 &&
+    return compute.suspend_count() >= 1 && listed.suspend_count() == 1 &&
            ex.parked_workers() == 2;
   }));
   const auto watched_listed = causal::test::watch(listed, "listed process");
