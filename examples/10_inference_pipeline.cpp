@@ -34,6 +34,8 @@
 #include <causal/adapters/cpu/queue.hpp>
 #include <causal/causal.hpp>
 
+#include "inference_model.hpp"
+
 #include <array>
 #include <cstddef>
 #include <fstream>
@@ -45,6 +47,8 @@
 
 namespace {
 
+using namespace inference_model;  // the toy model: tokenize, encode_tile, decode, reference
+
 int failures = 0;
 
 void expect(bool ok, const char* claim) {
@@ -53,9 +57,6 @@ void expect(bool ok, const char* claim) {
 }
 
 constexpr std::uint64_t requests = 24;
-constexpr std::size_t tokens_per_request = 256;
-constexpr std::size_t hidden_size = 1024;
-constexpr std::uint32_t encoder_tiles = 64;
 
 // Stage timelines hold one submitted signal per request in flight: the
 // default semaphore takes any number (its table of submitted signals grows).
@@ -63,53 +64,9 @@ using timeline = causal::semaphore;
 using queue = causal::cpu::basic_queue<timeline>;
 using pool_type = causal::basic_block_pool<queue::core_type>;
 
-constexpr std::size_t tokens_bytes = tokens_per_request * sizeof(std::uint32_t);
-constexpr std::size_t hidden_bytes = hidden_size * sizeof(std::uint64_t);
 // Room for two requests' buffers: the pipeline overlaps two requests and
 // fences the rest.
 constexpr std::size_t pool_quota = 2 * (tokens_bytes + hidden_bytes);
-
-/// What one request's operations read and write (pointers into the arena).
-struct request_state {
-  std::uint64_t id = 0;
-  std::uint32_t* tokens = nullptr;
-  std::uint64_t* hidden = nullptr;
-  std::uint64_t output = 0;
-};
-
-std::uint32_t token_of(std::uint64_t request, std::size_t i) {
-  return static_cast<std::uint32_t>((request * 2654435761u + i * 40503u) % 50257u);
-}
-
-void tokenize(request_state& r) {
-  for (std::size_t i = 0; i < tokens_per_request; ++i) r.tokens[i] = token_of(r.id, i);
-}
-
-// Tile t of the encoder computes hidden[t * 16, t * 16 + 16).
-void encode_tile(void* user, causal::tile t) noexcept {
-  auto& r = *static_cast<request_state*>(user);
-  const std::size_t per_tile = hidden_size / encoder_tiles;
-  for (std::size_t j = t.index * per_tile; j < (t.index + 1) * per_tile; ++j) {
-    std::uint64_t acc = 0;
-    for (std::size_t k = 0; k < tokens_per_request; ++k) acc += r.tokens[k] * ((j + k) % 7 + 1);
-    r.hidden[j] = acc;
-  }
-}
-
-std::uint64_t decode(const std::uint64_t* hidden, const std::uint32_t* tokens) {
-  std::uint64_t out = tokens[0];
-  for (std::size_t j = 0; j < hidden_size; ++j) out = out * 31 + hidden[j];
-  return out;
-}
-
-std::uint64_t reference(std::uint64_t request) {
-  std::vector<std::uint32_t> tokens(tokens_per_request);
-  std::vector<std::uint64_t> hidden(hidden_size);
-  request_state r{request, tokens.data(), hidden.data(), 0};
-  tokenize(r);
-  for (std::uint32_t t = 0; t < encoder_tiles; ++t) encode_tile(&r, causal::tile{t, encoder_tiles, 1, 0});
-  return decode(hidden.data(), tokens.data());
-}
 
 void print_queue(const char* name, const queue& q) {
   const causal::queue_stats& s = q.stats();

@@ -61,6 +61,19 @@
 // order) and the failure that wins reports itself; with none, each hook
 // site is one never-taken branch (<causal/trace_sink.hpp>).
 //
+// Observing (exporting). An exporter -- e.g. causal::mpi's node, which
+// mirrors a semaphore on other processes -- installs one
+// semaphore_observer with set_observer(). Under the semaphore's lock, so
+// in the order the semaphore applies them, it then hears every submitted
+// signal (value, frontier, producer), every reached value (value,
+// frontier, producer, external) and the failure that wins; installing it
+// first replays the current state (the reached records still in the
+// history ring, the outstanding submitted ones, the failure), under the
+// same lock hold, so the observer's picture has no gap. The destructor
+// tells it last (outside the lock). With no observer each hook site is
+// one never-taken branch, as for tracing. Hooks must not call into the
+// semaphore, allocate or block: they run under its spin lock.
+//
 // Thread safety: every member may be called concurrently from any thread,
 //                including from inside a timepoint callback (no lock is
 //                held while callbacks run).
@@ -81,7 +94,8 @@
 //                briefly, then park on a 32-bit futex word. Callbacks run
 //                on the signalling thread, as do the hooks of an installed
 //                trace sink (which may lock or allocate; they run under
-//                the spin lock).
+//                the spin lock), and so do an installed observer's
+//                (which must not: see semaphore_observer).
 // Size:          about (HistoryDepth + PendingCapacity + 1) * sizeof(Frontier)
 //                plus two cache lines; ~3 KiB with the defaults; plus, once
 //                grown, a heap table of (a power of two times
@@ -89,7 +103,8 @@
 // Configuration: Frontier (default causal::frontier), HistoryDepth
 //                (default 4), PendingCapacity (default 8), Pending
 //                (pending_grows or pending_bounded); scope at creation;
-//                CAUSAL_ENABLE_TRACE_HOOKS.
+//                CAUSAL_ENABLE_TRACE_HOOKS (also compiles the observer
+//                hook sites out when 0).
 // See also:      ../shared/DESIGN.md §4, <causal/queue.hpp>,
 //                <causal/ext/park_word.hpp>, <causal/trace_sink.hpp>.
 #pragma once
@@ -221,6 +236,59 @@ template <class P>
 concept pending_policy = requires {
   { P::bounded } -> std::convertible_to<bool>;
 };
+
+//===-- observers -----------------------------------------------------------===//
+
+/// One signal as a semaphore_observer hears it. `frontier` points at the
+/// semaphore's own record and is valid during the callback only.
+template <frontier_type Frontier>
+struct observed_signal {
+  std::uint64_t value = 0;
+  /// The frontier recorded for `value`: the submitted one (on_submitted),
+  /// or what a waiter on exactly `value` imports (on_reached; empty and
+  /// tainted for an external signal).
+  const Frontier* frontier = nullptr;
+  /// The signalling operation's own (axis, epoch), or {axis{0}, 0}.
+  frontier_entry producer{};
+  /// True for a value reached by signal_external (no frontier, tainted).
+  bool external = false;
+  /// True while set_observer() replays the state that existed before the
+  /// observer was installed.
+  bool replay = false;
+};
+
+/// Hooks an exporter installs on one semaphore with set_observer(): plain
+/// function pointers and a context, so a call costs no virtual dispatch
+/// and the struct is the observer's own (it must outlive its
+/// installation). Any member may be null (not told).
+///
+/// Every hook but on_destroyed runs with the semaphore's spin lock held,
+/// on whatever thread changed the semaphore, in the order the semaphore
+/// applied the changes (values increase between on_reached calls). A hook
+/// must not call into the semaphore (it would deadlock), must not block or
+/// allocate, and should be short: every signaller of the semaphore waits
+/// for it. Copy what is needed out of the event.
+template <frontier_type Frontier>
+struct semaphore_observer {
+  void* context = nullptr;
+  /// A future signal was submitted (submit_signal / submit_reserved_signal).
+  void (*on_submitted)(void* context, const observed_signal<Frontier>&) noexcept = nullptr;
+  /// A value was reached; submitted signals at or below it are gone.
+  void (*on_reached)(void* context, const observed_signal<Frontier>&) noexcept = nullptr;
+  /// The semaphore failed with this error (once: the first error wins).
+  void (*on_failed)(void* context, const error&) noexcept = nullptr;
+  /// The semaphore is being destroyed: called first thing in its
+  /// destructor, without the lock, while every member still works except
+  /// set_observer. No hook runs after it.
+  void (*on_destroyed)(void* context) noexcept = nullptr;
+};
+
+/// True when hooks are compiled in and `o` is installed: the one test at
+/// every observer hook site (the twin of traced()).
+template <frontier_type Frontier>
+[[nodiscard]] CAUSAL_ALWAYS_INLINE constexpr bool observed(const semaphore_observer<Frontier>* o) noexcept {
+  return CAUSAL_ENABLE_TRACE_HOOKS != 0 && o != nullptr;
+}
 
 
 //===-- timepoints ----------------------------------------------------------===//
@@ -405,6 +473,9 @@ class basic_semaphore {
   /// Delivers `errc::cancelled` to every pending timepoint. Host waiters
   /// must have returned before destruction.
   ~basic_semaphore() {
+    if (observed(observer_)) [[unlikely]] {
+      if (observer_->on_destroyed != nullptr) observer_->on_destroyed(observer_->context);
+    }
     detail::timepoint_list doomed;
     {
       detail::spin_guard guard(lock_);
@@ -614,6 +685,9 @@ class basic_semaphore {
       if (traced(trace_)) [[unlikely]] {
         trace_fail(e);
       }
+      if (observed(observer_)) [[unlikely]] {
+        observe_fail(e);
+      }
       // Under the lock, as in reach(): after it, `this` may be gone unless
       // a waiter must be woken.
       must_wake = begin_wake();
@@ -632,6 +706,31 @@ class basic_semaphore {
   /// held, so no hook may call into it. See <causal/trace_sink.hpp>.
   void set_trace_sink(trace_sink* sink) noexcept { trace_ = sink; }
   [[nodiscard]] trace_sink* get_trace_sink() const noexcept { return trace_; }
+
+  //===-- observing ---------------------------------------------------------===//
+
+  using observer_type = semaphore_observer<Frontier>;
+
+  /// Installs `observer` (null: removes the current one) if the installed
+  /// observer is `expected`, and returns true; else changes nothing and
+  /// returns false. A new observer first hears the current state, replayed
+  /// under the same lock hold (so nothing falls between the replay and the
+  /// first live hook): on_reached for each reached record still in the
+  /// history ring (oldest first; the initial value when nothing was
+  /// signalled since construction), on_submitted for each outstanding
+  /// submitted signal (by value), then on_failed if failed; each flagged
+  /// `replay`. Once this returns, a removed observer is never called
+  /// again. Takes the lock: may be called concurrently with every member
+  /// but the destructor. `observer` must stay alive while installed.
+  /// Example: `sem.set_observer(&mine)` installs where none is;
+  /// `sem.set_observer(nullptr, &mine)` removes it.
+  bool set_observer(const observer_type* observer, const observer_type* expected = nullptr) noexcept {
+    detail::spin_guard guard(lock_);
+    if (observer_ != expected) return false;
+    observer_ = observer;
+    if (observer != nullptr) replay_locked(*observer);
+    return true;
+  }
 
   //===-- history -----------------------------------------------------------===//
 
@@ -878,6 +977,9 @@ class basic_semaphore {
     const std::size_t at = pending_lower_bound(v);
     pending_.insert(at, record{v, f, producer, false});
     note_pending_free_locked();
+    if (observed(observer_)) [[unlikely]] {
+      observe_submitted(pending_[at]);
+    }
   }
 
   /// Refreshes the lock-free hint reserve_signal reads (pending_grows).
@@ -1045,6 +1147,9 @@ class basic_semaphore {
       if (traced(trace_)) [[unlikely]] {
         trace_reached(reached);
       }
+      if (observed(observer_)) [[unlikely]] {
+        observe_reached(reached, false);
+      }
       if (timepoint_count_.load(std::memory_order_relaxed) != 0) {
         while (!timepoints_.empty() && timepoints_.front().threshold_ <= v) {
           semaphore_timepoint& tp = timepoints_.front();
@@ -1079,6 +1184,48 @@ class basic_semaphore {
   CAUSAL_NOINLINE void trace_fail(const error& e) const noexcept {
     trace_->on_semaphore_fail(
         trace_semaphore_fail{trace_now_ns(), this, e.code(), e.message().data(), e.position()});
+  }
+
+  CAUSAL_NOINLINE void observe_submitted(const record& r) const noexcept {
+    if (observer_->on_submitted == nullptr) return;
+    observer_->on_submitted(observer_->context,
+                            observed_signal<Frontier>{r.value, &r.frontier, r.producer, false, false});
+  }
+
+  CAUSAL_NOINLINE void observe_reached(const record& r, bool replay) const noexcept {
+    if (observer_->on_reached == nullptr) return;
+    observer_->on_reached(observer_->context,
+                          observed_signal<Frontier>{r.value, &r.frontier, r.producer, r.external, replay});
+  }
+
+  CAUSAL_NOINLINE void observe_fail(const error& e) const noexcept {
+    if (observer_->on_failed != nullptr) observer_->on_failed(observer_->context, e);
+  }
+
+  /// set_observer's replay of the current state to `o`, under the lock.
+  void replay_locked(const observer_type& o) const noexcept {
+    if (o.on_reached != nullptr) {
+      if (ring_count_ == 0) {
+        // Nothing signalled since construction (or a system_wide opener
+        // that absorbed nothing): the initial value, known with nothing.
+        const std::uint64_t now = current_value_locked();
+        if (now != 0) {
+          const Frontier none{};
+          o.on_reached(o.context, observed_signal<Frontier>{now, &none, {}, false, true});
+        }
+      }
+      for (std::size_t i = 0; i < ring_count_; ++i) {
+        const record& r = ring_at(i);
+        o.on_reached(o.context, observed_signal<Frontier>{r.value, &r.frontier, r.producer, r.external, true});
+      }
+    }
+    if (o.on_submitted != nullptr) {
+      for (std::size_t i = 0; i < pending_.size(); ++i) {
+        const record& r = pending_[i];
+        o.on_submitted(o.context, observed_signal<Frontier>{r.value, &r.frontier, r.producer, false, true});
+      }
+    }
+    if (o.on_failed != nullptr && failed()) o.on_failed(o.context, *failure());
   }
 
   void push_reached(const record& r) noexcept {
@@ -1303,8 +1450,9 @@ class basic_semaphore {
   }
 
   // Cache-line map. Line 0: what every reader touches (payload, watermark,
-  // failure flag, shared block pointer, trace sink). Line 1: the lock and counters
-  // writers touch. Then the records, read and written under the lock.
+  // failure flag, shared block pointer, trace sink, observer). Line 1: the
+  // lock and counters writers touch. Then the records, read and written
+  // under the lock.
   alignas(CAUSAL_CACHELINE_SIZE) const semaphore_scope scope_;
   std::atomic<std::uint64_t> payload_{0};
   std::atomic<std::uint64_t> watermark_{0};
@@ -1313,6 +1461,9 @@ class basic_semaphore {
   int shared_fd_ = -1;
   // Set before the semaphore is shared, then only read: no false sharing.
   trace_sink* trace_ = nullptr;
+  // Written under the lock by set_observer (rarely), read under the lock
+  // by the hook sites and by the destructor.
+  const observer_type* observer_ = nullptr;
 
   alignas(CAUSAL_CACHELINE_SIZE) mutable detail::spin_lock lock_;
   std::atomic<std::uint32_t> timepoint_count_{0};

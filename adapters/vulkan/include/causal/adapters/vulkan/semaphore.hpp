@@ -129,6 +129,7 @@ class semaphore : private causal::semaphore {
   using base::reservation_unneeded;
   using base::reserve_signal;
   using base::scope;
+  using base::set_observer;
   using base::state_of;
   using base::submit_reserved_signal;
   using base::submit_signal;

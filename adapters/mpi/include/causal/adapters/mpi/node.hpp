@@ -1,0 +1,1943 @@
+// SPDX-License-Identifier: MIT
+// Copyright 2026 The causal Authors
+//
+// node: one rank's end of causal::mpi -- it exports local semaphores under
+// stable ids and keeps, for semaphores other ranks export, *proxies*:
+// ordinary causal semaphores that follow the owner's values, frontiers and
+// producers, so queues, host waits, timepoints and coroutines work on a
+// remote semaphore unchanged.
+//
+// Model. `export_semaphore(id, s)` installs a semaphore_observer on `s`.
+// From then on every submitted signal, reached value and failure of `s` is
+// recorded, under `s`'s lock and allocation-free, in the export's slot:
+// reached values coalesce (a slot keeps only the latest witnessed value and
+// the latest external one), a reached value supersedes the submitted
+// records at or below it, and submitted records wait in a small outbox.
+// The slot is pushed once onto a lock-free dirty list and the progress
+// context is woken. `poll()` -- the progress context, one thread at a time
+// -- first sends each dirty slot's news to the export's subscribers (the
+// ranks with a proxy of it) as SUBMITTED, REACHED and FAILED messages
+// (wire.hpp), then reads what has arrived and applies it to the proxies
+// (and sends any news that applying made):
+//
+//   SUBMITTED(v, f, p)  proxy.submit_signal(v, f, p)   remote pipelining:
+//                        a queue whose knowledge covers p elides its wait
+//   REACHED(v, f, p)    proxy.signal(v, f, p)           (signal_external
+//                        for an external value)
+//   FAILED(e)           proxy.fail(e): the owner's code, position and text
+//   BYE / silence       proxy.fail(a node error naming the rank)
+//
+//   rank A (owner)                              rank B
+//   S.submit_signal(5)  --hook--> slot --poll--> SUBMITTED(5) --> proxy(5 submitted)
+//   S.signal(5), (6)    --hook--> slot (6 supersedes 5) --> REACHED(6) --> proxy = 6
+//
+// `open_proxy(owner, id)` creates the proxy (the node owns it; the
+// reference stays valid for the node's life) and sends SUBSCRIBE; the owner
+// answers with the export's latest reached record(s), every outstanding
+// submitted record (re-read from the semaphore) and its failure, so a proxy
+// opened late starts from the current state. A SUBSCRIBE for an id not (yet)
+// exported is held until the owner exports it. Updates a proxy already has
+// (at or below its value, a repeated submit) are ignored: every value is
+// applied at most once, in increasing order, and a proxy is failed by the
+// node at most once.
+//
+// Start-up and liveness. start() validates the job against the axis layout
+// (every rank must fit its machine field; see rank_axes.hpp); the first
+// poll() sends HELLO to every rank: this rank, the job size, the session,
+// the layout, its heartbeat interval, frontier capacity, its axes with
+// their current epochs (allocate_axis / announce_axis) and its export ids.
+// Messages from a rank before its HELLO are protocol errors. A rank sends a
+// HEARTBEAT to a peer it sent nothing to for heartbeat_interval; a peer
+// not heard from for heartbeat_timeout (by the injected Clock), one whose
+// carrier reports it unreachable, or one a send to fails, is *lost*: every
+// proxy it owns fails with a clear error (errc::timeout "... stopped
+// responding", the carrier's error, or errc::cancelled "... left the job
+// (BYE)" after an orderly BYE), its subscriptions end, an attached
+// completion tracker fails its axes and the peer-lost handler runs.
+// Time is read once per poll, after delivery, and only by a poll that has
+// moved nothing by then or follows 15 busy ones (a clock read costs ~17 ns,
+// and a poll that delivered returns to a caller waiting for it): peers
+// heard from or sent to in between are stamped at the next read, and the
+// liveness checks run in the polls that read it -- at the latest in the
+// 16th poll of a busy stream, at once in an idle one.
+// shutdown() sends what is pending, then BYE (after HELLO, when a started
+// node never polled), fails this node's proxies (cancelled) and withdraws
+// its exports.
+//
+// Untrusted input. Every received message is decoded strictly; a rejected
+// one is counted (stats().malformed) with the first problem kept
+// (stats().last_error), never fatal. When the rejected bytes still name an
+// export of a rank we hold a proxy of (REACHED or FAILED), that proxy is
+// failed with the parse error: a lost REACHED would otherwise strand it.
+//
+// Progress. Everything that touches the carrier runs in poll() and
+// shutdown() (and the destructor of a node never shut down), so one thread
+// at a time drives MPI: MPI_THREAD_FUNNELED is enough when the main thread
+// itself calls poll(); with node_thread or node_process (progress.hpp),
+// whose polls run on a helper thread or on executor workers one at a time,
+// MPI_THREAD_SERIALIZED is needed -- if the program makes no other MPI call
+// while the node runs. A program that calls MPI from other threads meanwhile
+// needs MPI_THREAD_MULTIPLE. set_waker() tells a driver when an export has
+// news, so an idle driver can sleep.
+//
+// Thread safety: export_semaphore, withdraw, open_proxy, close_proxy,
+//                allocate_axis, announce_axis, request_shutdown, stats,
+//                peer and has_work may be called from any thread,
+//                concurrently; poll and shutdown from one thread at a time
+//                (the progress context; asserted). The export hooks run on
+//                whatever thread signals an exported semaphore.
+// Memory order:  what a thread did before signalling an exported semaphore
+//                is not published to other ranks (only the semaphore's
+//                values and frontiers are); on this rank, a proxy signal
+//                made by poll() releases like any signal.
+// Blocking/allocation: the export hooks never block or allocate: they copy
+//                the record into the slot under a spin lock and, when the
+//                slot was not queued, push it (lock-free) and wake the
+//                driver, if one set a waker (under a spin lock). poll()'s
+//                per-message path takes no lock and allocates nothing: an
+//                update is decoded into the node's one message, its proxy
+//                found in a table that only poll() touches (open_proxy and
+//                export_semaphore hand new entries over through the
+//                control queue), and applied with no allocation (a proxy
+//                allocates only when more submitted signals are
+//                outstanding than ever before); news are taken from their
+//                slot under its spin lock (the hooks' lock) and encoded
+//                into a fixed buffer; the counters are atomics with one
+//                writer, updated without a locked instruction. poll() takes
+//                the node's mutex only to take requests other threads left,
+//                for a peer's HELLO, to record a malformed message or
+//                protocol error (stats().last_error) and when a peer is
+//                lost; an export's mutex only to re-read submitted records
+//                (a new subscriber, an outbox overflow). It allocates when a
+//                peer's HELLO arrives, a subscriber or early subscription is
+//                added, or a table grows. The carrier may allocate (see its
+//                own header). export_semaphore, open_proxy and
+//                announce_axis allocate (slots and table entries) and take
+//                the node's mutex.
+// Size:          an export slot holds Traits::outbox_capacity + 1 records
+//                of ~sizeof(Frontier) + 16 bytes (about 3.8 KiB with the
+//                defaults); a proxy slot holds a Semaphore and 65 bytes of
+//                failure text; the node holds a few such records of
+//                scratch, per-rank peer state and its tables.
+// Configuration: Carrier (causal::mpi::carrier), Semaphore (the proxy type,
+//                a basic_semaphore or an adapter semaphore; its frontier
+//                type and layout are the node's), Traits
+//                (default_node_traits: outbox_capacity,
+//                max_proxy_pending, max_early_subscriptions), Clock
+//                (steady_node_clock; manual_clock in tests);
+//                node_options at run time (session, heartbeat interval
+//                and timeout).
+// See also:      adapters/mpi/README.md, <causal/adapters/mpi/wire.hpp>,
+//                <causal/adapters/mpi/carrier.hpp>,
+//                <causal/adapters/mpi/progress.hpp>,
+//                <causal/adapters/mpi/rank_axes.hpp>, <causal/semaphore.hpp>.
+#pragma once
+
+#include <causal/adapters/mpi/carrier.hpp>
+#include <causal/adapters/mpi/rank_axes.hpp>
+#include <causal/adapters/mpi/wire.hpp>
+#include <causal/axis.hpp>
+#include <causal/config.hpp>
+#include <causal/detail/spin_lock.hpp>
+#include <causal/frontier.hpp>
+#include <causal/result.hpp>
+#include <causal/semaphore.hpp>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+CAUSAL_BEGIN_NAMESPACE
+
+namespace mpi {
+
+//===-- configuration -------------------------------------------------------===//
+
+/// Compile-time limits of basic_node. Derive and override.
+struct default_node_traits {
+  /// Submitted records an export buffers between two polls. When more are
+  /// submitted in between, the slot drops its buffer and the next poll
+  /// re-reads every outstanding record from the semaphore (a resync, one
+  /// lock per record): nothing is lost, the buffer only saves re-reading.
+  /// 16 records are ~3.5 KiB per export with the default frontier.
+  static constexpr std::size_t outbox_capacity = 16;
+  /// Submitted signals a proxy holds at most; further SUBMITTED messages
+  /// are dropped (counted): a wait on such a value is then only elided once
+  /// the value is reached. Bounds what a peer can make this rank allocate.
+  static constexpr std::size_t max_proxy_pending = 4096;
+  /// Subscriptions one peer may hold for ids not (yet) exported here;
+  /// more are answered with FAILED(resource_exhausted).
+  static constexpr std::size_t max_early_subscriptions = 1024;
+};
+
+/// Checks the members basic_node reads from its traits.
+template <class T>
+concept node_traits = requires {
+  { T::outbox_capacity } -> std::convertible_to<std::size_t>;
+  { T::max_proxy_pending } -> std::convertible_to<std::size_t>;
+  { T::max_early_subscriptions } -> std::convertible_to<std::size_t>;
+};
+
+/// Run-time settings of a node.
+struct node_options {
+  /// The job's session: the session field of every axis the node
+  /// allocates, and what HELLO checks other ranks agree on.
+  std::uint64_t session = 0;
+  /// A peer this node sent nothing to for this long gets a HEARTBEAT
+  /// (0: never).
+  std::chrono::microseconds heartbeat_interval{200'000};
+  /// A peer heard nothing from for this long is lost (0: never). Must
+  /// exceed the peers' heartbeat interval plus the longest gap between two
+  /// of their polls.
+  std::chrono::microseconds heartbeat_timeout{5'000'000};
+};
+
+/// The default clock: std::chrono::steady_clock.
+struct steady_node_clock {
+  [[nodiscard]] std::chrono::steady_clock::time_point now() const noexcept {
+    return std::chrono::steady_clock::now();
+  }
+};
+
+/// A clock driven by hand: copies share one time, which only advance()
+/// moves. Tests give it to a node so that heartbeats and timeouts follow
+/// the test's steps, never the machine's speed.
+class manual_clock {
+ public:
+  manual_clock() : ticks_(std::make_shared<std::atomic<std::int64_t>>(0)) {}
+
+  [[nodiscard]] std::chrono::steady_clock::time_point now() const noexcept {
+    return std::chrono::steady_clock::time_point(
+        std::chrono::steady_clock::duration(ticks_->load(std::memory_order_acquire)));
+  }
+  /// Moves every copy's time forward by `d`.
+  template <class Rep, class Period>
+  void advance(std::chrono::duration<Rep, Period> d) const noexcept {
+    ticks_->fetch_add(std::chrono::duration_cast<std::chrono::steady_clock::duration>(d).count(),
+                      std::memory_order_acq_rel);
+  }
+
+ private:
+  std::shared_ptr<std::atomic<std::int64_t>> ticks_;
+};
+
+/// A clock a node can read: `now()` on a const object, noexcept.
+template <class C>
+concept node_clock = requires(const C& c) {
+  { c.now() } noexcept -> std::same_as<std::chrono::steady_clock::time_point>;
+};
+
+/// A semaphore a node can export with frontier type `Frontier`.
+template <class S, class Frontier>
+concept exportable_semaphore =
+    std::same_as<typename S::frontier_type, Frontier> &&
+    requires(S& s, const semaphore_observer<Frontier>* o, std::uint64_t v) {
+      { s.set_observer(o, o) } -> std::same_as<bool>;
+      { s.frontier_at(v) };
+      { s.value() } -> std::convertible_to<std::uint64_t>;
+    };
+
+//===-- reports -------------------------------------------------------------===//
+
+/// What a node did, cumulatively (a snapshot; see basic_node::stats()).
+struct node_stats {
+  std::uint64_t messages_sent = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t messages_received = 0;
+  std::uint64_t bytes_received = 0;
+  /// Received messages decode() rejected.
+  std::uint64_t malformed = 0;
+  /// Well-formed messages that broke the protocol: before HELLO, a second
+  /// HELLO, a HELLO that disagrees with this job, a sender outside the job.
+  std::uint64_t protocol_errors = 0;
+  /// Updates with nothing to do: for no open proxy, or at or below what
+  /// the proxy already has (stale or repeated).
+  std::uint64_t updates_ignored = 0;
+  /// SUBMITTED refused because the proxy held Traits::max_proxy_pending.
+  std::uint64_t submitted_dropped = 0;
+  /// Proxy-side edges: updates applied to proxies.
+  std::uint64_t submitted_applied = 0;
+  std::uint64_t reached_applied = 0;
+  /// Proxies the node failed (owner failure, BYE, loss, parse error,
+  /// close, shutdown): each at most once.
+  std::uint64_t proxies_failed = 0;
+  /// Owner-side: update messages sent (one per subscriber).
+  std::uint64_t submitted_sent = 0;
+  std::uint64_t reached_sent = 0;
+  std::uint64_t failed_sent = 0;
+  /// Reached values folded into a later one before they were sent.
+  std::uint64_t reached_coalesced = 0;
+  /// Submitted records dropped before sending: a reached value covered them.
+  std::uint64_t submitted_superseded = 0;
+  /// Outbox overflows answered by re-reading the semaphore.
+  std::uint64_t resyncs = 0;
+  std::uint64_t heartbeats_sent = 0;
+  std::uint64_t send_failures = 0;
+  std::uint64_t peers_lost = 0;
+  /// The first malformed message or protocol error: its error and sender.
+  std::optional<error> last_error{};
+  std::uint32_t last_error_rank = 0;
+};
+
+/// What a node knows of one peer (a copy; see basic_node::peer()).
+struct peer_info {
+  /// A HELLO (its first part) arrived.
+  bool hello = false;
+  /// The peer is lost; `lost_error` says why.
+  bool lost = false;
+  error lost_error{};
+  std::uint64_t heartbeat_interval_us = 0;
+  std::uint32_t frontier_capacity = 0;
+  /// The peer's axes with their epochs at HELLO time.
+  std::vector<frontier_entry> axes{};
+  /// The ids the peer exported at HELLO time.
+  std::vector<std::uint64_t> exports{};
+};
+
+//===-- basic_node ----------------------------------------------------------===//
+
+namespace detail {
+/// The smallest max_message_bytes a carrier may have: a HELLO part with
+/// its fixed fields and at least one list entry.
+inline constexpr std::size_t hello_part_minimum = 128;
+/// Upper bounds on a HELLO's fixed part and list entries, used to split a
+/// long HELLO into parts that fit.
+inline constexpr std::size_t hello_fixed_bound = 80;
+inline constexpr std::size_t hello_axis_bound = 20;
+inline constexpr std::size_t hello_export_bound = 10;
+}  // namespace detail
+
+/// One rank's exports and proxies over `Carrier`; see the file comment.
+///
+/// Template parameters: `Carrier` (a causal::mpi::carrier, used by
+/// reference), `Semaphore` (the proxy type; default-constructible, with
+/// submit_signal, signal, signal_external, fail), `Traits`
+/// (node_traits), `Clock` (node_clock).
+template <carrier Carrier, class Semaphore = causal::semaphore, node_traits Traits = default_node_traits,
+          node_clock Clock = steady_node_clock>
+class basic_node {
+ public:
+  using carrier_type = Carrier;
+  using semaphore_type = Semaphore;
+  using frontier_type = typename Semaphore::frontier_type;
+  using layout_type = typename frontier_type::layout_type;
+  using observer_type = semaphore_observer<frontier_type>;
+  using clock_type = Clock;
+
+  static_assert(Traits::outbox_capacity >= 1, "Traits::outbox_capacity must be at least 1");
+  static_assert(Carrier::max_message_bytes >= max_update_size<frontier_type>,
+                "Carrier::max_message_bytes must hold the largest update (max_update_size<Frontier>)");
+  static_assert(Carrier::max_message_bytes >= max_failed_size, "Carrier::max_message_bytes must hold a FAILED");
+  static_assert(Carrier::max_message_bytes >= detail::hello_part_minimum,
+                "Carrier::max_message_bytes must hold a HELLO part (128 bytes)");
+
+  /// A driver's wake-up: called (under a spin lock, from any thread) when
+  /// an export has news and was not queued yet.
+  using waker_fn = void (*)(void* context) noexcept;
+  /// Called from poll() when a peer is lost.
+  using peer_lost_fn = void (*)(void* context, std::uint32_t rank, const error& why) noexcept;
+
+  /// A node for this rank of `carrier` (which must outlive it). Nothing is
+  /// sent before start() and the first poll().
+  explicit basic_node(Carrier& carrier, node_options options = {}, Clock clock = Clock{})
+      : carrier_(&carrier),
+        options_(options),
+        clock_(std::move(clock)),
+        rank_(carrier.rank()),
+        size_(carrier.size()),
+        axes_(carrier.rank(), options.session),
+        peers_(carrier.size()),
+        scratch_outbox_(std::make_unique<update_record[]>(Traits::outbox_capacity)) {
+    touched_ranks_.reserve(size_);
+  }
+
+  basic_node(const basic_node&) = delete;
+  basic_node& operator=(const basic_node&) = delete;
+
+  /// Shuts down (BYE, from the destroying thread) when started and not
+  /// shut down yet, then withdraws every export and destroys the proxies
+  /// (their pending timepoints get errc::cancelled, as any semaphore's).
+  /// Stop the driver first (node_thread, node_process).
+  ~basic_node() {
+    if (started_.load(std::memory_order_acquire) && !closed_) {
+      do_shutdown();
+    } else {
+      withdraw_all();
+    }
+  }
+
+  [[nodiscard]] std::uint32_t rank() const noexcept { return rank_; }
+  [[nodiscard]] std::uint32_t size() const noexcept { return size_; }
+  [[nodiscard]] const node_options& options() const noexcept { return options_; }
+
+  /// Checks the job against the layout and arms the first poll() to send
+  /// HELLO. Errors: out_of_range when a rank of the job does not fit the
+  /// layout's machine field (use a wider layout, rank_axes.hpp) or the
+  /// session does not fit; failed_precondition when started before.
+  status start() noexcept {
+    if (size_ == 0 || rank_ >= size_) return error{errc::invalid_argument, "node: the carrier's rank is not below its size", rank_};
+    if (!rank_fits<layout_type>(size_ - 1)) {
+      return error{errc::out_of_range,
+                   "node: the job has more ranks than the axis layout's MachineBits can name "
+                   "(use a layout with more machine bits, e.g. causal::mpi::wide_rank_axis_layout)",
+                   size_};
+    }
+    if (!layout_type::make(axis_fields{options_.session, 0, domain::queue, 0})) {
+      return error{errc::out_of_range, "node: the session does not fit the axis layout's SessionBits",
+                   options_.session};
+    }
+    bool expected = false;
+    if (!started_.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
+      return error{errc::failed_precondition, "node: start() called twice"};
+    }
+    note_control();
+    return {};
+  }
+
+  //===-- exports -----------------------------------------------------------===//
+
+  /// Exports `sem` under `id`: other ranks' proxies of (this rank, id)
+  /// follow it from now on. `sem` must outlive the export, or be destroyed
+  /// while exported (its destructor tells the node, and the proxies fail
+  /// with errc::cancelled). Errors: invalid_argument when `id` was used
+  /// before by this node (ids are never reused) or `sem` already has an
+  /// observer; failed_precondition after shutdown; resource_exhausted when
+  /// memory runs out. Any thread.
+  template <class S>
+    requires exportable_semaphore<S, frontier_type>
+  status export_semaphore(std::uint64_t id, S& sem) noexcept {
+    std::unique_ptr<export_slot> owned(new (std::nothrow) export_slot);
+    if (!owned) return error{errc::resource_exhausted, "node: out of memory for an export", id};
+    export_slot* slot = owned.get();
+    slot->node = this;
+    slot->id = id;
+    slot->observer = observer_type{slot, &hook_submitted, &hook_reached, &hook_failed, &hook_destroyed};
+    slot->sem = &sem;
+    slot->uninstall = [](void* s, const observer_type* o) noexcept {
+      return static_cast<S*>(s)->set_observer(nullptr, o);
+    };
+    slot->next_pending = &next_pending_of<S>;
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_flag_.load(std::memory_order_acquire)) {
+        return error{errc::failed_precondition, "node: export after shutdown", id};
+      }
+      if (exports_.contains(id)) {
+        return error{errc::invalid_argument, "node: export id used before by this node (ids are never reused)", id};
+      }
+      try {
+        exports_.emplace(id, std::move(owned));
+      } catch (...) {
+        return error{errc::resource_exhausted, "node: out of memory for an export", id};
+      }
+    }
+    // Outside the mutex: the replay runs the hooks, which may wake the driver.
+    if (!sem.set_observer(&slot->observer, nullptr)) {
+      std::lock_guard lock(mutex_);
+      // Never installed: no hook ran and poll() skips uninstalled slots.
+      exports_.erase(id);
+      return error{errc::invalid_argument, "node: the semaphore already has an observer (exported elsewhere?)", id};
+    }
+    {
+      std::lock_guard lock(mutex_);
+      slot->installed = true;
+      push_control(control{control_kind::exported, 0, id, slot});
+    }
+    note_control();
+    return {};
+  }
+
+  /// Ends the export of `id`: the observer is removed (no hook runs after
+  /// this returns) and every subscriber's proxy fails with errc::cancelled
+  /// at the next poll(). Errors: invalid_argument when `id` is not
+  /// exported (never, or no longer: withdrawn, or its semaphore was
+  /// destroyed). Any thread.
+  status withdraw(std::uint64_t id) noexcept {
+    export_slot* slot = find_export(id);
+    if (slot == nullptr) return error{errc::invalid_argument, "node: withdraw of an id not exported", id};
+    {
+      std::lock_guard life(slot->life);
+      if (slot->sem == nullptr) {
+        return error{errc::invalid_argument, "node: withdraw of an export that has already ended", id};
+      }
+    }
+    end_export(*slot, error{errc::cancelled, "the owner withdrew the export", id});
+    return {};
+  }
+
+  //===-- proxies -----------------------------------------------------------===//
+
+  /// Returns the proxy of export `id` of rank `owner`, creating it (and
+  /// subscribing at the next poll()) the first time; later calls return
+  /// the same semaphore. The node owns it: it stays valid until the node
+  /// is destroyed, and fails (never hangs) when the owner fails it,
+  /// withdraws it, leaves or vanishes, or this node shuts down. Errors:
+  /// invalid_argument for this rank or a rank outside the job;
+  /// failed_precondition after shutdown; resource_exhausted. Any thread.
+  result<Semaphore*> open_proxy(std::uint32_t owner, std::uint64_t id) noexcept {
+    if (owner >= size_) return error{errc::invalid_argument, "node: proxy owner outside the job", owner};
+    if (owner == rank_) {
+      return error{errc::invalid_argument, "node: the export is on this rank: use the semaphore itself", owner};
+    }
+    Semaphore* sem = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_flag_.load(std::memory_order_acquire)) {
+        return error{errc::failed_precondition, "node: open_proxy after shutdown", owner};
+      }
+      if (auto it = proxies_.find(proxy_key{owner, id}); it != proxies_.end()) return &it->second->sem;
+      proxy_slot* raw = nullptr;
+      try {
+        auto slot = std::make_unique<proxy_slot>();
+        slot->owner = owner;
+        slot->id = id;
+        sem = &slot->sem;
+        raw = slot.get();
+        proxies_.emplace(proxy_key{owner, id}, std::move(slot));
+      } catch (...) {
+        return error{errc::resource_exhausted, "node: out of memory for a proxy", owner};
+      }
+      // poll() enters the proxy in its own lookup table when it takes this.
+      push_control(control{control_kind::subscribe, owner, id, raw});
+    }
+    note_control();
+    return sem;
+  }
+
+  /// Closes the proxy of (`owner`, `id`): the owner is told
+  /// (UNSUBSCRIBE) and the proxy fails with errc::cancelled, at the next
+  /// poll(). The semaphore stays valid (and failed) until the node is
+  /// destroyed; open_proxy returns it again. Errors: invalid_argument when
+  /// there is no such proxy.
+  status close_proxy(std::uint32_t owner, std::uint64_t id) noexcept {
+    {
+      std::lock_guard lock(mutex_);
+      auto it = proxies_.find(proxy_key{owner, id});
+      if (it == proxies_.end()) {
+        return error{errc::invalid_argument, "node: close_proxy of a proxy never opened", owner};
+      }
+      push_control(control{control_kind::unsubscribe, owner, id, it->second.get()});
+    }
+    note_control();
+    return {};
+  }
+
+  //===-- axes --------------------------------------------------------------===//
+
+  /// Allocates an axis of kind `d` on this rank (machine = rank) and
+  /// announces it in HELLO with epoch 0. Errors as
+  /// basic_rank_axis_allocator::allocate.
+  [[nodiscard]] result<axis> allocate_axis(domain d) {
+    result<axis> a = axes_.allocate(d);
+    if (a) {
+      if (status s = announce_axis(*a, 0); !s) return s.error_value();
+    }
+    return a;
+  }
+
+  /// Announces axis `a` of this rank (allocated elsewhere) at `epoch` in
+  /// HELLO; a repeated axis takes the higher epoch. Announcements made
+  /// after the first poll() are kept but not sent (phase 1). Errors:
+  /// invalid_argument when `a` is not this rank's (machine or session).
+  status announce_axis(axis a, std::uint64_t epoch) noexcept {
+    if (!axes_.owns(a)) return error{errc::invalid_argument, "node: the axis is not this rank's", a.raw()};
+    std::lock_guard lock(mutex_);
+    auto it = std::lower_bound(own_axes_.begin(), own_axes_.end(), a,
+                               [](const frontier_entry& e, axis x) { return e.axis < x; });
+    if (it != own_axes_.end() && it->axis == a) {
+      it->epoch = std::max(it->epoch, epoch);
+      return {};
+    }
+    try {
+      own_axes_.insert(it, frontier_entry{a, epoch});
+    } catch (...) {
+      return error{errc::resource_exhausted, "node: out of memory for an axis", a.raw()};
+    }
+    return {};
+  }
+
+  //===-- failure reporting -------------------------------------------------===//
+
+  /// Runs `fn(context, rank, why)` from poll() for every lost peer. Set it
+  /// before start().
+  void set_peer_lost_handler(peer_lost_fn fn, void* context) noexcept {
+    peer_lost_ = fn;
+    peer_lost_context_ = context;
+  }
+
+  /// Fails, in `tracker` (a completion_tracker or anything with
+  /// fail_axis(axis, error)), the axes a lost peer announced in HELLO, so
+  /// no completion waiter waits for a rank that is gone. The tracker must
+  /// outlive the node. Set it before start().
+  template <class Tracker>
+  void track_completion(Tracker& tracker) noexcept {
+    tracker_ = &tracker;
+    fail_axis_ = [](void* t, axis a, const error& e) noexcept {
+      (void)static_cast<Tracker*>(t)->fail_axis(a, e);
+    };
+  }
+
+  //===-- progress (one thread at a time) -----------------------------------===//
+
+  /// Moves messages both ways once: sends HELLO the first time, handles
+  /// requests from other threads (subscribe, close), sends every export's
+  /// news, delivers what arrived to the proxies, reads the clock (see the
+  /// file comment: not in every busy poll), answers subscriptions, sends
+  /// the news that delivery made, sends heartbeats and checks peers (in a
+  /// poll that read the clock), and performs a requested shutdown.
+  /// Returns how much it did (messages handled and sent); 0 means idle.
+  /// Does nothing before start() or after shutdown.
+  std::size_t poll() noexcept {
+    if (!started_.load(std::memory_order_acquire) || closed_) return 0;
+    [[maybe_unused]] const bool busy = polling_.exchange(true, std::memory_order_acquire);
+    CAUSAL_ASSERT(!busy, "node::poll called by two threads at once (one progress context)");
+    std::size_t work = 0;
+    now_valid_ = false;
+    if (!hello_sent_) {
+      read_clock();
+      work += send_hello();
+    }
+    work += drain_control();
+    // News first: the owner's half of a hop does not wait for the receive
+    // step (nor for the clock read, which stamps these sends afterwards).
+    work += flush_dirty();
+    work += carrier_->poll(&on_message_thunk, this);
+    // The clock (~17 ns here) is read after delivery, and only by a poll
+    // that moved nothing so far, or after busy_polls_per_clock_read busy
+    // ones: a poll that delivered or sent returns without it (the caller
+    // is waiting on what it delivered), and peers heard from or sent to
+    // are stamped at the next read. Liveness checks run where it was read.
+    if (!now_valid_ && (work == 0 || ++busy_polls_ >= busy_polls_per_clock_read)) read_clock();
+    work += answer_subscriptions();
+    // News the deliveries made (a proxy's callback signalled an export).
+    work += flush_dirty();
+    if (now_valid_) work += check_peers();
+    work += lose_pending_peers();
+    if (shutdown_requested_.load(std::memory_order_acquire)) {
+      do_shutdown();
+      ++work;
+    }
+    polling_.store(false, std::memory_order_release);
+    return work;
+  }
+
+  /// Asks the progress context to shut down at its next poll(). Any thread.
+  void request_shutdown() noexcept {
+    shutdown_requested_.store(true, std::memory_order_release);
+    note_control();
+  }
+
+  /// Shuts down now, from the progress context (or with no driver
+  /// running): sends pending news, BYE to every peer, fails this node's
+  /// proxies (errc::cancelled) and withdraws its exports. Later polls do
+  /// nothing. Harmless when done before.
+  void shutdown() noexcept {
+    if (!closed_) do_shutdown();
+  }
+
+  /// True once shutdown has completed. Any thread (acquire).
+  [[nodiscard]] bool is_shut_down() const noexcept { return closed_flag_.load(std::memory_order_acquire); }
+  /// True once start() succeeded. Any thread.
+  [[nodiscard]] bool is_started() const noexcept { return started_.load(std::memory_order_acquire); }
+
+  /// True when an export has unsent news or another thread left a request
+  /// (lock-free, seq_cst: a driver going to sleep re-checks it after
+  /// announcing so, see progress.hpp).
+  [[nodiscard]] bool has_work() const noexcept {
+    return dirty_.load(std::memory_order_seq_cst) != nullptr ||
+           control_pending_.load(std::memory_order_seq_cst);
+  }
+
+  /// Installs the driver's wake-up (null: none). When it returns, no call
+  /// of the previous one is running or will start.
+  void set_waker(waker_fn fn, void* context) noexcept {
+    causal::detail::spin_guard guard(waker_lock_);
+    waker_ = fn;
+    waker_context_ = context;
+    // seq_cst: with a hook's seq_cst push and load in kick(), a driver
+    // that installed its waker, then found no work and slept, is woken.
+    has_waker_.store(fn != nullptr, std::memory_order_seq_cst);
+  }
+
+  //===-- observers ---------------------------------------------------------===//
+
+  /// A snapshot of the counters. Any thread.
+  [[nodiscard]] node_stats stats() const {
+    node_stats s;
+    s.messages_sent = counters_.messages_sent.load(std::memory_order_relaxed);
+    s.bytes_sent = counters_.bytes_sent.load(std::memory_order_relaxed);
+    s.messages_received = counters_.messages_received.load(std::memory_order_relaxed);
+    s.bytes_received = counters_.bytes_received.load(std::memory_order_relaxed);
+    s.malformed = counters_.malformed.load(std::memory_order_relaxed);
+    s.protocol_errors = counters_.protocol_errors.load(std::memory_order_relaxed);
+    s.updates_ignored = counters_.updates_ignored.load(std::memory_order_relaxed);
+    s.submitted_dropped = counters_.submitted_dropped.load(std::memory_order_relaxed);
+    s.submitted_applied = counters_.submitted_applied.load(std::memory_order_relaxed);
+    s.reached_applied = counters_.reached_applied.load(std::memory_order_relaxed);
+    s.proxies_failed = counters_.proxies_failed.load(std::memory_order_relaxed);
+    s.submitted_sent = counters_.submitted_sent.load(std::memory_order_relaxed);
+    s.reached_sent = counters_.reached_sent.load(std::memory_order_relaxed);
+    s.failed_sent = counters_.failed_sent.load(std::memory_order_relaxed);
+    s.reached_coalesced = counters_.reached_coalesced.load(std::memory_order_relaxed);
+    s.submitted_superseded = counters_.submitted_superseded.load(std::memory_order_relaxed);
+    s.resyncs = counters_.resyncs.load(std::memory_order_relaxed);
+    s.heartbeats_sent = counters_.heartbeats_sent.load(std::memory_order_relaxed);
+    s.send_failures = counters_.send_failures.load(std::memory_order_relaxed);
+    s.peers_lost = counters_.peers_lost.load(std::memory_order_relaxed);
+    std::lock_guard lock(mutex_);
+    s.last_error = last_error_;
+    s.last_error_rank = last_error_rank_;
+    return s;
+  }
+
+  /// What this node knows of `rank` (a copy; allocates). Any thread.
+  [[nodiscard]] peer_info peer(std::uint32_t rank) const {
+    std::lock_guard lock(mutex_);
+    if (rank >= size_) return peer_info{};
+    const peer_state& p = peers_[rank];
+    return peer_info{p.hello_seen, p.lost, p.lost_error, p.heartbeat_interval_us, p.frontier_capacity,
+                     p.axes, p.exports};
+  }
+
+  /// The number of ranks subscribed to export `id` (0 when not exported).
+  /// Any thread; exact only between polls.
+  [[nodiscard]] std::size_t subscriber_count(std::uint64_t id) const {
+    std::lock_guard lock(mutex_);
+    auto it = exports_.find(id);
+    return it == exports_.end() ? 0 : it->second->subscriber_count.load(std::memory_order_relaxed);
+  }
+
+ private:
+  /// A submitted or reached record, as an export keeps and sends it.
+  struct update_record {
+    std::uint64_t value = 0;
+    frontier_type frontier{};
+    frontier_entry producer{};
+  };
+
+  //===-- export slots --===//
+
+  struct export_slot {
+    basic_node* node = nullptr;
+    std::uint64_t id = 0;
+    observer_type observer{};
+    bool (*uninstall)(void* sem, const observer_type* o) noexcept = nullptr;
+    bool (*next_pending)(void* sem, std::uint64_t after, update_record& out) noexcept = nullptr;
+    // Guarded by the node's mutex_.
+    bool installed = false;
+
+    // The semaphore, while it may be read: set to null (under `life`) by
+    // withdraw, shutdown and the semaphore's destructor; held by poll()
+    // while it re-reads submitted records.
+    std::mutex life;
+    void* sem = nullptr;
+
+    // Written by the hooks (under the semaphore's lock and this spin lock),
+    // read by poll() (under this lock). `witnessed` and `external` stay as
+    // a mirror of the latest reached state for new subscribers.
+    causal::detail::spin_lock lock;
+    update_record witnessed{};  ///< latest witnessed reached value (0: none)
+    std::uint64_t external = 0;  ///< latest value reached externally
+    bool witnessed_dirty = false;
+    bool external_dirty = false;
+    std::array<update_record, Traits::outbox_capacity> outbox{};
+    std::size_t outbox_count = 0;
+    bool resync = false;
+    std::optional<error> failure{};
+    bool failure_dirty = false;
+    bool gone = false;
+    error gone_error{};
+    bool gone_dirty = false;
+    std::uint64_t coalesced = 0;
+    std::uint64_t superseded = 0;
+
+    // The dirty list: queued (under `lock`) is true from claim_queue until
+    // poll() takes the slot's news.
+    bool queued = false;
+    export_slot* next_dirty = nullptr;
+
+    // poll() only.
+    std::vector<std::uint32_t> subscribers{};
+    std::atomic<std::size_t> subscriber_count{0};
+  };
+
+  //===-- proxy slots --===//
+
+  struct proxy_slot {
+    std::uint32_t owner = 0;
+    std::uint64_t id = 0;
+    Semaphore sem;
+    // poll() only.
+    bool node_failed = false;
+    bool closed = false;
+    /// The owner's failure text, NUL-terminated: the proxy's error points
+    /// here, so it lives as long as the proxy.
+    char text[max_failure_text + 1] = {};
+  };
+
+  struct proxy_key {
+    std::uint32_t owner;
+    std::uint64_t id;
+    friend bool operator==(const proxy_key&, const proxy_key&) noexcept = default;
+  };
+  struct proxy_key_hash {
+    std::size_t operator()(const proxy_key& k) const noexcept {
+      // splitmix64 finaliser over (owner, id): ids are often small and dense.
+      std::uint64_t x = k.id ^ (std::uint64_t{k.owner} << 40) ^ 0x9e3779b97f4a7c15ull;
+      x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+      x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+      return static_cast<std::size_t>(x ^ (x >> 31));
+    }
+  };
+
+  //===-- peers --===//
+
+  struct peer_state {
+    // Written by poll() under mutex_ (peer() reads them).
+    bool hello_seen = false;
+    bool lost = false;
+    error lost_error{};
+    std::uint64_t heartbeat_interval_us = 0;
+    std::uint32_t frontier_capacity = 0;
+    std::vector<frontier_entry> axes{};
+    std::vector<std::uint64_t> exports{};
+    // poll() only.
+    bool hello_done = false;
+    std::chrono::steady_clock::time_point last_heard{};
+    std::chrono::steady_clock::time_point last_sent{};
+    std::optional<error> pending_loss{};
+    std::size_t early_subscriptions = 0;
+    /// Heard from (1) or sent to (2) in this poll before its clock read;
+    /// stamped with the clock when it is read.
+    std::uint8_t touched = 0;
+  };
+
+  //===-- requests from other threads --===//
+
+  enum class control_kind : std::uint8_t { subscribe, unsubscribe, exported };
+  struct control {
+    control_kind kind;
+    std::uint32_t owner;
+    std::uint64_t id;
+    /// The proxy_slot (subscribe, unsubscribe) or export_slot (exported)
+    /// the request is about; null for a peer's SUBSCRIBE.
+    void* slot = nullptr;
+  };
+
+  /// An open-addressing hash table from keys to slots, owned by the
+  /// progress context, so its lookups take no lock: poll() enters what
+  /// other threads hand it through the control queue, and looks up every
+  /// received message here. Never shrinks; grows (allocates) at half full.
+  template <class Key, class Hash, class T>
+  class poll_table {
+   public:
+    [[nodiscard]] T* find(const Key& k) const noexcept {
+      if (entries_.empty()) return nullptr;
+      const std::size_t mask = entries_.size() - 1;
+      for (std::size_t i = Hash{}(k) & mask;; i = (i + 1) & mask) {
+        const entry& e = entries_[i];
+        if (e.value == nullptr) return nullptr;
+        if (e.key == k) return e.value;
+      }
+    }
+    /// Enters k -> v (k not present yet). False, with nothing changed, when
+    /// memory runs out.
+    [[nodiscard]] bool insert(const Key& k, T* v) noexcept {
+      if ((count_ + 1) * 2 > entries_.size()) {
+        std::vector<entry> bigger;
+        try {
+          bigger.resize(entries_.empty() ? 16 : entries_.size() * 2);
+        } catch (...) {
+          return false;
+        }
+        for (const entry& e : entries_) {
+          if (e.value != nullptr) place(bigger, e.key, e.value);
+        }
+        entries_.swap(bigger);
+      }
+      place(entries_, k, v);
+      ++count_;
+      return true;
+    }
+
+   private:
+    struct entry {
+      Key key{};
+      T* value = nullptr;
+    };
+    static void place(std::vector<entry>& to, const Key& k, T* v) noexcept {
+      const std::size_t mask = to.size() - 1;
+      std::size_t i = Hash{}(k) & mask;
+      while (to[i].value != nullptr) i = (i + 1) & mask;
+      to[i] = entry{k, v};
+    }
+    std::vector<entry> entries_{};
+    std::size_t count_ = 0;
+  };
+
+  struct id_hash {
+    std::size_t operator()(std::uint64_t id) const noexcept { return proxy_key_hash{}(proxy_key{0, id}); }
+  };
+
+  struct atomic_counters {
+    std::atomic<std::uint64_t> messages_sent{0}, bytes_sent{0}, messages_received{0}, bytes_received{0},
+        malformed{0}, protocol_errors{0}, updates_ignored{0}, submitted_dropped{0}, submitted_applied{0},
+        reached_applied{0}, proxies_failed{0}, submitted_sent{0}, reached_sent{0}, failed_sent{0},
+        reached_coalesced{0}, submitted_superseded{0}, resyncs{0}, heartbeats_sent{0}, send_failures{0},
+        peers_lost{0};
+  };
+
+  static void bump(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
+    // Only the progress context writes the counters (one thread at a time,
+    // handed over through polling_), so a plain load and store add without
+    // a locked read-modify-write; atomic only so that stats() may read
+    // them from any thread. relaxed: counters order nothing.
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+
+  //===-- hooks: under the exported semaphore's lock --===//
+
+  static void hook_submitted(void* context, const observed_signal<frontier_type>& ev) noexcept {
+    export_slot& slot = *static_cast<export_slot*>(context);
+    bool push = false;
+    {
+      causal::detail::spin_guard guard(slot.lock);
+      if (slot.gone) return;
+      if (slot.resync) {
+        // poll() re-reads every outstanding record anyway.
+      } else if (slot.outbox_count == Traits::outbox_capacity) {
+        // Everything in the outbox is still in the semaphore (or reached):
+        // drop it and let poll() re-read.
+        slot.resync = true;
+        slot.outbox_count = 0;
+      } else {
+        update_record& r = slot.outbox[slot.outbox_count++];
+        r.value = ev.value;
+        r.frontier = *ev.frontier;
+        r.producer = ev.producer;
+      }
+      push = claim_queue(slot);
+    }
+    if (push) slot.node->push_dirty(slot);
+  }
+
+  static void hook_reached(void* context, const observed_signal<frontier_type>& ev) noexcept {
+    export_slot& slot = *static_cast<export_slot*>(context);
+    bool push = false;
+    {
+      causal::detail::spin_guard guard(slot.lock);
+      if (slot.gone) return;
+      if (ev.external) {
+        if (ev.value > slot.external) {
+          if (slot.external_dirty) ++slot.coalesced;
+          slot.external = ev.value;
+          slot.external_dirty = true;
+        }
+      } else if (ev.value > slot.witnessed.value) {
+        if (slot.witnessed_dirty) ++slot.coalesced;
+        slot.witnessed.value = ev.value;
+        slot.witnessed.frontier = *ev.frontier;
+        slot.witnessed.producer = ev.producer;
+        slot.witnessed_dirty = true;
+      }
+      // A reached value supersedes the submitted records at or below it:
+      // the proxy would drop them anyway.
+      std::size_t kept = 0;
+      for (std::size_t i = 0; i < slot.outbox_count; ++i) {
+        if (slot.outbox[i].value > ev.value) {
+          if (kept != i) slot.outbox[kept] = slot.outbox[i];
+          ++kept;
+        }
+      }
+      slot.superseded += slot.outbox_count - kept;
+      slot.outbox_count = kept;
+      push = claim_queue(slot);
+    }
+    if (push) slot.node->push_dirty(slot);
+  }
+
+  static void hook_failed(void* context, const error& e) noexcept {
+    export_slot& slot = *static_cast<export_slot*>(context);
+    bool push = false;
+    {
+      causal::detail::spin_guard guard(slot.lock);
+      if (slot.gone || slot.failure) return;
+      slot.failure = e;
+      slot.failure_dirty = true;
+      push = claim_queue(slot);
+    }
+    if (push) slot.node->push_dirty(slot);
+  }
+
+  static void hook_destroyed(void* context) noexcept {
+    export_slot& slot = *static_cast<export_slot*>(context);
+    {
+      // Waits for a poll() that is re-reading the semaphore.
+      std::lock_guard life(slot.life);
+      slot.sem = nullptr;
+    }
+    slot.node->mark_gone(slot, error{errc::cancelled, "the exported semaphore was destroyed", slot.id});
+  }
+
+  /// Under slot.lock, with news just written: true when the slot is not
+  /// queued yet, and the caller must push_dirty() it after unlocking.
+  /// poll() clears `queued` under the same lock as it takes the news, so
+  /// news written while the slot is queued are taken by that poll, and a
+  /// slot is on the dirty list at most once. (A plain flag under the lock
+  /// the hook holds anyway: no read-modify-write of its own.)
+  static bool claim_queue(export_slot& slot) noexcept {
+    if (slot.queued) return false;
+    slot.queued = true;
+    return true;
+  }
+
+  /// Pushes `slot` (claimed by claim_queue) onto the dirty list and wakes
+  /// the driver.
+  void push_dirty(export_slot& slot) noexcept {
+    export_slot* head = dirty_.load(std::memory_order_relaxed);
+    do {
+      slot.next_dirty = head;
+      // seq_cst: the hook's side of the sleep hand-off with a driver, which
+      // announces it sleeps and then reads the list head (has_work()).
+    } while (!dirty_.compare_exchange_weak(head, &slot, std::memory_order_seq_cst, std::memory_order_relaxed));
+    kick();
+  }
+
+  void mark_gone(export_slot& slot, const error& why) noexcept {
+    bool push = false;
+    {
+      causal::detail::spin_guard guard(slot.lock);
+      if (slot.gone) return;
+      slot.gone = true;
+      slot.gone_error = why;
+      slot.gone_dirty = true;
+      slot.outbox_count = 0;
+      slot.resync = false;
+      push = claim_queue(slot);
+    }
+    if (push) push_dirty(slot);
+  }
+
+  void kick() noexcept {
+    // No driver to wake (polled by hand): no lock. A kick that reads false
+    // here runs no waker; one that reads true re-checks under the lock, so
+    // set_waker's promise holds (no call of a replaced waker after it).
+    if (!has_waker_.load(std::memory_order_seq_cst)) return;
+    causal::detail::spin_guard guard(waker_lock_);
+    if (waker_ != nullptr) waker_(waker_context_);
+  }
+
+  void note_control() noexcept {
+    control_pending_.store(true, std::memory_order_seq_cst);
+    kick();
+  }
+
+  /// Under mutex_.
+  void push_control(const control& c) noexcept {
+    try {
+      controls_.push_back(c);
+    } catch (...) {
+      // Out of memory: the request is lost. A subscribe then never goes
+      // out; the proxy is failed instead so that nothing waits forever.
+      lost_controls_ = true;
+    }
+  }
+
+  /// Reads the next outstanding submitted record of `sem` above `after`,
+  /// through the public frontier_at (one lock per record).
+  template <class S>
+  static bool next_pending_of(void* sem, std::uint64_t after, update_record& out) noexcept {
+    S& s = *static_cast<S*>(sem);
+    std::uint64_t v = after;
+    for (;;) {
+      if (v == ~std::uint64_t{0}) return false;
+      ++v;
+      const auto found = s.frontier_at(v);
+      if (!found) return false;
+      if (found->reached) {
+        // Reached meanwhile: continue above the payload.
+        const std::uint64_t now = s.value();
+        if (now > v) v = now;
+        continue;
+      }
+      out.value = found->signal_value;
+      out.frontier = found->frontier;
+      out.producer = found->producer;
+      return true;
+    }
+  }
+
+  [[nodiscard]] export_slot* find_export(std::uint64_t id) const noexcept {
+    std::lock_guard lock(mutex_);
+    auto it = exports_.find(id);
+    if (it == exports_.end() || !it->second->installed) return nullptr;
+    return it->second.get();
+  }
+
+  [[nodiscard]] proxy_slot* find_proxy(std::uint32_t owner, std::uint64_t id) const noexcept {
+    std::lock_guard lock(mutex_);
+    auto it = proxies_.find(proxy_key{owner, id});
+    return it == proxies_.end() ? nullptr : it->second.get();
+  }
+
+  /// poll()'s lookups: its own tables, no lock (the mutex only after an
+  /// entry could not be made for want of memory). A proxy is entered when
+  /// poll() sends its SUBSCRIBE, so every update for it finds it; an
+  /// export when poll() takes its `exported` request (a SUBSCRIBE before
+  /// that waits as an early subscription, as for an id not exported yet).
+  [[nodiscard]] proxy_slot* poll_proxy(std::uint32_t owner, std::uint64_t id) const noexcept {
+    if (proxy_table_incomplete_) [[unlikely]] return find_proxy(owner, id);
+    return proxy_table_.find(proxy_key{owner, id});
+  }
+  [[nodiscard]] export_slot* poll_export(std::uint64_t id) const noexcept {
+    if (export_table_incomplete_) [[unlikely]] return find_export(id);
+    return export_table_.find(id);
+  }
+
+  /// Removes the observer and makes the slot gone with `why`.
+  void end_export(export_slot& slot, const error& why) noexcept {
+    {
+      std::lock_guard life(slot.life);
+      if (slot.sem != nullptr) {
+        (void)slot.uninstall(slot.sem, &slot.observer);
+        slot.sem = nullptr;
+      }
+    }
+    mark_gone(slot, why);
+  }
+
+  void withdraw_all() noexcept {
+    std::vector<export_slot*> all;
+    {
+      std::lock_guard lock(mutex_);
+      try {
+        all.reserve(exports_.size());
+      } catch (...) {
+      }
+      for (auto& [id, slot] : exports_) {
+        if (slot->installed) {
+          // reserve() may have failed: fall back to ending it here, under
+          // the node's mutex (uninstall takes only the semaphore's lock).
+          if (all.size() < all.capacity()) {
+            all.push_back(slot.get());
+          } else {
+            end_export(*slot, error{errc::cancelled, "the owner node shut down", id});
+          }
+        }
+      }
+    }
+    for (export_slot* slot : all) end_export(*slot, error{errc::cancelled, "the owner node shut down", slot->id});
+  }
+
+  //===-- sending --===//
+
+  /// Reads the clock into now_ and stamps the peers heard from or sent to
+  /// earlier in this poll with it.
+  void read_clock() noexcept {
+    now_ = clock_.now();
+    now_valid_ = true;
+    busy_polls_ = 0;
+    for (const std::uint32_t r : touched_ranks_) {
+      peer_state& p = peers_[r];
+      if ((p.touched & touched_heard) != 0) p.last_heard = now_;
+      if ((p.touched & touched_sent) != 0) p.last_sent = now_;
+      p.touched = 0;
+    }
+    touched_ranks_.clear();
+  }
+
+  /// Records that `r` was heard from (touched_heard) or sent to
+  /// (touched_sent) now: at once when the clock was read in this poll,
+  /// else when it is.
+  void touch(std::uint32_t r, std::uint8_t what) noexcept {
+    peer_state& p = peers_[r];
+    if (now_valid_) {
+      if (what == touched_heard) p.last_heard = now_;
+      if (what == touched_sent) p.last_sent = now_;
+      return;
+    }
+    // touched_ranks_ has room for every rank (reserved at construction).
+    if (p.touched == 0) touched_ranks_.push_back(r);
+    p.touched = static_cast<std::uint8_t>(p.touched | what);
+  }
+
+  void set_pending_loss(peer_state& p, const error& why) noexcept {
+    p.pending_loss = why;
+    loss_pending_ = true;
+  }
+
+  void send_bytes(std::uint32_t to, std::span<const std::byte> bytes) noexcept {
+    peer_state& p = peers_[to];
+    if (p.lost || p.pending_loss) return;
+    const status s = carrier_->send(to, bytes);
+    if (!s) {
+      bump(counters_.send_failures);
+      set_pending_loss(p, s.error_value());
+      return;
+    }
+    touch(to, touched_sent);
+    bump(counters_.messages_sent);
+    bump(counters_.bytes_sent, bytes.size());
+  }
+
+  std::span<const std::byte> encoded(const result<std::size_t>& n) const noexcept {
+    CAUSAL_ASSERT(n.ok(), "node: an update did not fit max_update_size");
+    return std::span<const std::byte>(buffer_.data(), n.ok() ? *n : 0);
+  }
+
+  std::size_t send_to_all(const std::vector<std::uint32_t>& to, std::span<const std::byte> bytes,
+                          std::atomic<std::uint64_t>& counter) noexcept {
+    for (const std::uint32_t peer : to) send_bytes(peer, bytes);
+    bump(counter, to.size());
+    return to.size();
+  }
+
+  std::size_t send_hello() noexcept {
+    hello_sent_ = true;
+    for (peer_state& p : peers_) {
+      p.last_heard = now_;
+      p.last_sent = now_;
+    }
+    std::vector<frontier_entry> axes;
+    std::vector<std::uint64_t> ids;
+    try {
+      std::lock_guard lock(mutex_);
+      axes = own_axes_;
+      for (const auto& [id, slot] : exports_) {
+        if (slot->installed) ids.push_back(id);
+      }
+    } catch (...) {
+      axes.clear();
+      ids.clear();
+    }
+    std::sort(ids.begin(), ids.end());
+    hello_fields fields;
+    fields.rank = rank_;
+    fields.size = size_;
+    fields.session = options_.session;
+    fields.layout = hello_fields::layout_of<layout_type>();
+    fields.heartbeat_interval_us = static_cast<std::uint64_t>(options_.heartbeat_interval.count());
+    fields.frontier_capacity = static_cast<std::uint32_t>(frontier_type::capacity);
+    // One part when it all fits, else parts cut by upper bounds per entry.
+    const std::size_t budget = std::min<std::size_t>(Carrier::max_message_bytes, std::size_t{1} << 20);
+    std::vector<std::byte> buffer;
+    try {
+      buffer.resize(budget);
+    } catch (...) {
+      return 0;
+    }
+    std::size_t axes_sent = 0;
+    std::size_t ids_sent = 0;
+    std::size_t parts = 0;
+    do {
+      std::size_t room = budget - detail::hello_fixed_bound;
+      const std::size_t take_axes = std::min(axes.size() - axes_sent, room / detail::hello_axis_bound);
+      room -= take_axes * detail::hello_axis_bound;
+      const std::size_t take_ids = std::min(ids.size() - ids_sent, room / detail::hello_export_bound);
+      fields.more = axes_sent + take_axes < axes.size() || ids_sent + take_ids < ids.size();
+      const result<std::size_t> n =
+          encode_hello(std::span<std::byte>(buffer), fields,
+                       std::span<const frontier_entry>(axes.data() + axes_sent, take_axes),
+                       std::span<const std::uint64_t>(ids.data() + ids_sent, take_ids));
+      if (!n) break;
+      for (std::uint32_t peer = 0; peer < size_; ++peer) {
+        if (peer != rank_) send_bytes(peer, std::span<const std::byte>(buffer.data(), *n));
+      }
+      axes_sent += take_axes;
+      ids_sent += take_ids;
+      ++parts;
+    } while (fields.more);
+    return parts;
+  }
+
+  void send_failed_to(std::uint32_t to, std::uint64_t id, const error& e) noexcept {
+    const result<std::size_t> n = encode_failed(std::span<std::byte>(buffer_), id, e);
+    send_bytes(to, encoded(n));
+    bump(counters_.failed_sent);
+  }
+
+  //===-- receiving --===//
+
+  static void on_message_thunk(void* context, std::uint32_t from, std::span<const std::byte> bytes) noexcept {
+    static_cast<basic_node*>(context)->on_message(from, bytes);
+  }
+
+  void note_error(std::uint32_t from, const error& e) noexcept {
+    std::lock_guard lock(mutex_);
+    if (!last_error_) {
+      last_error_ = e;
+      last_error_rank_ = from;
+    }
+  }
+
+  void protocol_error(std::uint32_t from, const error& e) noexcept {
+    bump(counters_.protocol_errors);
+    note_error(from, e);
+  }
+
+  void on_message(std::uint32_t from, std::span<const std::byte> bytes) noexcept {
+    bump(counters_.messages_received);
+    bump(counters_.bytes_received, bytes.size());
+    if (from >= size_ || from == rank_) {
+      protocol_error(from, error{errc::invalid_argument, "message from a rank outside the job (or from itself)", from});
+      return;
+    }
+    peer_state& p = peers_[from];
+    if (p.lost) {
+      bump(counters_.updates_ignored);
+      return;
+    }
+    // Into the node's one message: no ~450-byte message built per receive.
+    message<frontier_type>& m = incoming_;
+    if (const status decoded = decode_into<frontier_type>(bytes, m); !decoded) {
+      bump(counters_.malformed);
+      note_error(from, decoded.error_value());
+      on_damaged(from, bytes, decoded.error_value());
+      return;
+    }
+    touch(from, touched_heard);
+    if (!p.hello_seen && m.kind != message_kind::hello) {
+      protocol_error(from, error{errc::failed_precondition, "message before the sender's HELLO", from});
+      return;
+    }
+    switch (m.kind) {
+      case message_kind::hello: on_hello(from, m.hello); break;
+      case message_kind::subscribe:
+        try {
+          subscribe_requests_.push_back(control{control_kind::subscribe, from, m.id});
+        } catch (...) {
+          protocol_error(from, error{errc::resource_exhausted, "out of memory for a subscription", from});
+        }
+        break;
+      case message_kind::unsubscribe: remove_subscriber(m.id, from); break;
+      case message_kind::submitted: on_submitted(from, m); break;
+      case message_kind::reached: on_reached(from, m); break;
+      case message_kind::failed: on_failed(from, m); break;
+      case message_kind::bye:
+        queue_loss(from, error{errc::cancelled, "the owner rank left the job (BYE)", from});
+        break;
+      case message_kind::heartbeat: break;
+    }
+  }
+
+  /// A rejected message that still names a proxy's update stream.
+  void on_damaged(std::uint32_t from, std::span<const std::byte> bytes, const error& why) noexcept {
+    const auto named = peek_id(bytes);
+    if (!named) return;
+    if (named->first != message_kind::reached && named->first != message_kind::failed) return;
+    proxy_slot* slot = poll_proxy(from, named->second);
+    if (slot == nullptr || slot->closed) return;
+    fail_proxy(*slot, error{why.code(), "an update for this proxy could not be parsed (see node stats)", from});
+  }
+
+  void on_hello(std::uint32_t from, const hello_info& h) noexcept {
+    peer_state& p = peers_[from];
+    if (p.hello_done) {
+      protocol_error(from, error{errc::failed_precondition, "a second HELLO", from});
+      return;
+    }
+    if (h.rank != from || h.size != size_ || h.session != options_.session ||
+        h.layout != hello_fields::layout_of<layout_type>()) {
+      protocol_error(from, error{errc::invalid_argument, "HELLO from a rank of another job (rank, size, session or "
+                                                         "axis layout differ)", from});
+      queue_loss(from, error{errc::invalid_argument, "the rank's HELLO disagrees with this job", from});
+      return;
+    }
+    std::lock_guard lock(mutex_);
+    p.hello_seen = true;
+    p.heartbeat_interval_us = h.heartbeat_interval_us;
+    p.frontier_capacity = h.frontier_capacity;
+    try {
+      for (const frontier_entry e : h.axes) {
+        if (layout_type::machine(e.axis) != from || layout_type::session(e.axis) != options_.session) {
+          bump(counters_.protocol_errors);
+          continue;
+        }
+        p.axes.push_back(e);
+      }
+      for (const std::uint64_t id : h.exports) p.exports.push_back(id);
+    } catch (...) {
+      // Advisory lists: a short copy is all that is lost.
+    }
+    if (!h.more) p.hello_done = true;
+  }
+
+  void on_submitted(std::uint32_t from, const message<frontier_type>& m) noexcept {
+    proxy_slot* slot = poll_proxy(from, m.id);
+    if (slot == nullptr || slot->closed || slot->node_failed) {
+      bump(counters_.updates_ignored);
+      return;
+    }
+    if (slot->sem.value() >= m.value) {
+      bump(counters_.updates_ignored);
+      return;
+    }
+    if (slot->sem.pending_count() >= Traits::max_proxy_pending) {
+      bump(counters_.submitted_dropped);
+      return;
+    }
+    if (slot->sem.submit_signal(m.value, m.frontier, m.producer)) {
+      bump(counters_.submitted_applied);
+    } else {
+      // Already submitted, reached meanwhile, or failed.
+      bump(counters_.updates_ignored);
+    }
+  }
+
+  void on_reached(std::uint32_t from, const message<frontier_type>& m) noexcept {
+    proxy_slot* slot = poll_proxy(from, m.id);
+    if (slot == nullptr || slot->closed || slot->node_failed || slot->sem.value() >= m.value) {
+      bump(counters_.updates_ignored);
+      return;
+    }
+    const status s = m.external ? slot->sem.signal_external(m.value)
+                                : slot->sem.signal(m.value, m.frontier, m.producer);
+    if (s) {
+      bump(counters_.reached_applied);
+    } else {
+      bump(counters_.updates_ignored);
+    }
+  }
+
+  void on_failed(std::uint32_t from, const message<frontier_type>& m) noexcept {
+    proxy_slot* slot = poll_proxy(from, m.id);
+    if (slot == nullptr || slot->closed || slot->node_failed) {
+      bump(counters_.updates_ignored);
+      return;
+    }
+    const char* text = "the owner failed the exported semaphore";
+    if (!m.failure.text.empty()) {
+      std::memcpy(slot->text, m.failure.text.data(), m.failure.text.size());
+      slot->text[m.failure.text.size()] = '\0';
+      text = slot->text;
+    }
+    fail_proxy(*slot, error{m.failure.code, text, m.failure.position});
+  }
+
+  void fail_proxy(proxy_slot& slot, const error& e) noexcept {
+    if (slot.node_failed) return;
+    slot.node_failed = true;
+    bump(counters_.proxies_failed);
+    (void)slot.sem.fail(e);
+  }
+
+  //===-- owner side --===//
+
+  void remove_subscriber(std::uint64_t id, std::uint32_t peer) noexcept {
+    export_slot* slot = poll_export(id);
+    if (slot == nullptr) {
+      // Maybe an early subscription.
+      auto it = early_.find(id);
+      if (it != early_.end()) {
+        auto& ranks = it->second;
+        const auto before = ranks.size();
+        ranks.erase(std::remove(ranks.begin(), ranks.end(), peer), ranks.end());
+        peers_[peer].early_subscriptions -= before - ranks.size();
+      }
+      return;
+    }
+    auto& subs = slot->subscribers;
+    subs.erase(std::remove(subs.begin(), subs.end(), peer), subs.end());
+    slot->subscriber_count.store(subs.size(), std::memory_order_relaxed);
+  }
+
+  std::size_t answer_subscriptions() noexcept {
+    std::size_t work = 0;
+    for (const control& c : subscribe_requests_) {
+      if (peers_[c.owner].lost) continue;
+      work += subscribe(c.id, c.owner);
+    }
+    subscribe_requests_.clear();
+    return work;
+  }
+
+  /// Adds `peer` to export `id` (or to the early list) and sends it the
+  /// export's state.
+  std::size_t subscribe(std::uint64_t id, std::uint32_t peer) noexcept {
+    export_slot* slot = poll_export(id);
+    if (slot == nullptr) {
+      peer_state& p = peers_[peer];
+      if (p.early_subscriptions >= Traits::max_early_subscriptions) {
+        send_failed_to(peer, id, error{errc::resource_exhausted,
+                                       "too many subscriptions to ids the owner has not exported", id});
+        return 1;
+      }
+      try {
+        auto& ranks = early_[id];
+        if (std::find(ranks.begin(), ranks.end(), peer) == ranks.end()) {
+          ranks.push_back(peer);
+          ++p.early_subscriptions;
+        }
+      } catch (...) {
+        send_failed_to(peer, id, error{errc::resource_exhausted, "the owner ran out of memory for a subscription", id});
+      }
+      return 1;
+    }
+    auto& subs = slot->subscribers;
+    if (std::find(subs.begin(), subs.end(), peer) == subs.end()) {
+      try {
+        subs.push_back(peer);
+      } catch (...) {
+        send_failed_to(peer, id, error{errc::resource_exhausted, "the owner ran out of memory for a subscription", id});
+        return 1;
+      }
+      slot->subscriber_count.store(subs.size(), std::memory_order_relaxed);
+    }
+    return send_snapshot(*slot, peer);
+  }
+
+  /// Sends `peer` the export's current state: reached record(s), every
+  /// outstanding submitted record (re-read from the semaphore), failure.
+  std::size_t send_snapshot(export_slot& slot, std::uint32_t peer) noexcept {
+    update_record& wit = scratch_reached_;
+    std::uint64_t ext = 0;
+    std::optional<error> failure;
+    bool gone = false;
+    error gone_error{};
+    {
+      causal::detail::spin_guard guard(slot.lock);
+      wit = slot.witnessed;
+      ext = slot.external;
+      failure = slot.failure;
+      gone = slot.gone;
+      gone_error = slot.gone_error;
+    }
+    std::size_t sent = 0;
+    if (gone) {
+      send_failed_to(peer, slot.id, gone_error);
+      auto& subs = slot.subscribers;
+      subs.erase(std::remove(subs.begin(), subs.end(), peer), subs.end());
+      slot.subscriber_count.store(subs.size(), std::memory_order_relaxed);
+      return 1;
+    }
+    if (wit.value != 0) {
+      send_bytes(peer, encoded(encode_reached(std::span<std::byte>(buffer_), slot.id, wit.value, wit.frontier,
+                                              wit.producer)));
+      bump(counters_.reached_sent);
+      ++sent;
+    }
+    if (ext > wit.value) {
+      send_bytes(peer, encoded(encode_reached_external(std::span<std::byte>(buffer_), slot.id, ext)));
+      bump(counters_.reached_sent);
+      ++sent;
+    }
+    if (failure) {
+      send_failed_to(peer, slot.id, *failure);
+      return sent + 1;
+    }
+    sent += send_pending(slot, std::max(wit.value, ext), &peer);
+    return sent;
+  }
+
+  /// Re-reads the outstanding submitted records above `after` from the
+  /// semaphore and sends each to `only` (or every subscriber).
+  std::size_t send_pending(export_slot& slot, std::uint64_t after, const std::uint32_t* only) noexcept {
+    std::lock_guard life(slot.life);
+    if (slot.sem == nullptr) return 0;
+    std::size_t sent = 0;
+    update_record& r = scratch_pending_;
+    while (slot.next_pending(slot.sem, after, r)) {
+      const auto bytes = encoded(encode_submitted(std::span<std::byte>(buffer_), slot.id, r.value, r.frontier,
+                                                  r.producer));
+      if (only != nullptr) {
+        send_bytes(*only, bytes);
+        bump(counters_.submitted_sent);
+        ++sent;
+      } else {
+        sent += send_to_all(slot.subscribers, bytes, counters_.submitted_sent);
+      }
+      after = r.value;
+    }
+    return sent;
+  }
+
+  std::size_t flush_dirty() noexcept {
+    // A plain load first: an idle poll takes no cache line exclusive. A
+    // hook's push after this load is seen by the next poll (has_work()
+    // keeps a sleeping driver from missing it).
+    if (dirty_.load(std::memory_order_relaxed) == nullptr) return 0;
+    export_slot* list = dirty_.exchange(nullptr, std::memory_order_acq_rel);
+    std::size_t work = 0;
+    while (list != nullptr) {
+      export_slot* slot = list;
+      list = slot->next_dirty;
+      // flush_slot clears `queued` with the news it takes, after
+      // next_dirty was read: a hook may push the slot again from then on.
+      work += flush_slot(*slot);
+    }
+    return work;
+  }
+
+  std::size_t flush_slot(export_slot& slot) noexcept {
+    update_record& wit = scratch_reached_;
+    bool send_wit = false;
+    bool send_ext = false;
+    std::uint64_t ext = 0;
+    std::size_t n = 0;
+    bool resync = false;
+    std::optional<error> failure;
+    bool gone = false;
+    error gone_error{};
+    std::uint64_t reached_max = 0;
+    {
+      causal::detail::spin_guard guard(slot.lock);
+      slot.queued = false;
+      reached_max = std::max(slot.witnessed.value, slot.external);
+      send_wit = slot.witnessed_dirty;
+      if (send_wit) wit = slot.witnessed;
+      send_ext = slot.external_dirty && slot.external > slot.witnessed.value;
+      ext = slot.external;
+      slot.witnessed_dirty = false;
+      slot.external_dirty = false;
+      n = slot.outbox_count;
+      for (std::size_t i = 0; i < n; ++i) scratch_outbox_[i] = slot.outbox[i];
+      slot.outbox_count = 0;
+      resync = slot.resync;
+      slot.resync = false;
+      if (slot.failure_dirty) failure = slot.failure;
+      slot.failure_dirty = false;
+      gone = slot.gone_dirty;
+      gone_error = slot.gone_error;
+      slot.gone_dirty = false;
+      bump(counters_.reached_coalesced, slot.coalesced);
+      bump(counters_.submitted_superseded, slot.superseded);
+      slot.coalesced = 0;
+      slot.superseded = 0;
+    }
+    if (resync) bump(counters_.resyncs);
+    if (slot.subscribers.empty()) return 0;
+    std::size_t sent = 0;
+    if (send_wit) {
+      sent += send_to_all(slot.subscribers,
+                          encoded(encode_reached(std::span<std::byte>(buffer_), slot.id, wit.value, wit.frontier,
+                                                 wit.producer)),
+                          counters_.reached_sent);
+    }
+    if (send_ext) {
+      sent += send_to_all(slot.subscribers, encoded(encode_reached_external(std::span<std::byte>(buffer_), slot.id, ext)),
+                          counters_.reached_sent);
+    }
+    if (resync) {
+      sent += send_pending(slot, reached_max, nullptr);
+    } else {
+      for (std::size_t i = 0; i < n; ++i) {
+        const update_record& r = scratch_outbox_[i];
+        sent += send_to_all(slot.subscribers,
+                            encoded(encode_submitted(std::span<std::byte>(buffer_), slot.id, r.value, r.frontier,
+                                                     r.producer)),
+                            counters_.submitted_sent);
+      }
+    }
+    if (failure) {
+      const result<std::size_t> bytes = encode_failed(std::span<std::byte>(buffer_), slot.id, *failure);
+      sent += send_to_all(slot.subscribers, encoded(bytes), counters_.failed_sent);
+    }
+    if (gone) {
+      const result<std::size_t> bytes = encode_failed(std::span<std::byte>(buffer_), slot.id, gone_error);
+      sent += send_to_all(slot.subscribers, encoded(bytes), counters_.failed_sent);
+      slot.subscribers.clear();
+      slot.subscriber_count.store(0, std::memory_order_relaxed);
+    }
+    return sent;
+  }
+
+  //===-- requests from other threads --===//
+
+  std::size_t drain_control() noexcept {
+    if (!control_pending_.load(std::memory_order_seq_cst)) return 0;
+    control_pending_.store(false, std::memory_order_seq_cst);
+    bool lost = false;
+    {
+      std::lock_guard lock(mutex_);
+      control_work_.swap(controls_);
+      lost = std::exchange(lost_controls_, false);
+    }
+    std::size_t work = 0;
+    for (const control& c : control_work_) {
+      switch (c.kind) {
+        case control_kind::subscribe:
+          work += send_subscribe(c.owner, c.id, static_cast<proxy_slot*>(c.slot));
+          break;
+        case control_kind::unsubscribe:
+          work += send_unsubscribe(c.owner, c.id, static_cast<proxy_slot*>(c.slot));
+          break;
+        case control_kind::exported:
+          if (!export_table_.insert(c.id, static_cast<export_slot*>(c.slot))) export_table_incomplete_ = true;
+          work += attach_early(c.id);
+          break;
+      }
+    }
+    control_work_.clear();
+    if (lost) fail_unsubscribed_proxies();
+    return work;
+  }
+
+  std::size_t send_subscribe(std::uint32_t owner, std::uint64_t id, proxy_slot* slot) noexcept {
+    if (!proxy_table_.insert(proxy_key{owner, id}, slot)) proxy_table_incomplete_ = true;
+    if (slot->closed) return 0;
+    peer_state& p = peers_[owner];
+    if (p.lost) {
+      fail_proxy(*slot, p.lost_error);
+      return 1;
+    }
+    send_bytes(owner, encoded(encode_subscribe(std::span<std::byte>(buffer_), id)));
+    return 1;
+  }
+
+  std::size_t send_unsubscribe(std::uint32_t owner, std::uint64_t id, proxy_slot* slot) noexcept {
+    if (slot->closed) return 0;
+    slot->closed = true;
+    if (!peers_[owner].lost) send_bytes(owner, encoded(encode_unsubscribe(std::span<std::byte>(buffer_), id)));
+    fail_proxy(*slot, error{errc::cancelled, "the proxy was closed", id});
+    return 1;
+  }
+
+  /// A request was lost to memory exhaustion: fail every proxy that may
+  /// never have been subscribed, rather than leave one waiting.
+  void fail_unsubscribed_proxies() noexcept {
+    for_each_proxy([&](proxy_slot& s) {
+      if (!s.closed && s.sem.value() == 0 && s.sem.pending_count() == 0) {
+        fail_proxy(s, error{errc::resource_exhausted, "the node ran out of memory for its subscription", s.id});
+      }
+    });
+  }
+
+  std::size_t attach_early(std::uint64_t id) noexcept {
+    auto it = early_.find(id);
+    if (it == early_.end()) return 0;
+    std::vector<std::uint32_t> ranks = std::move(it->second);
+    early_.erase(it);
+    std::size_t work = 0;
+    for (const std::uint32_t peer : ranks) {
+      if (peers_[peer].early_subscriptions != 0) --peers_[peer].early_subscriptions;
+      if (!peers_[peer].lost) work += subscribe(id, peer);
+    }
+    return work;
+  }
+
+  /// Calls `fn` on every proxy, outside the node's mutex (fn may fail a
+  /// proxy, whose callbacks may call into the node).
+  template <class Fn>
+  void for_each_proxy(Fn fn) noexcept {
+    proxy_scratch_.clear();
+    {
+      std::lock_guard lock(mutex_);
+      try {
+        proxy_scratch_.reserve(proxies_.size());
+      } catch (...) {
+      }
+      for (auto& [key, slot] : proxies_) {
+        if (proxy_scratch_.size() < proxy_scratch_.capacity()) proxy_scratch_.push_back(slot.get());
+      }
+    }
+    for (proxy_slot* s : proxy_scratch_) fn(*s);
+    proxy_scratch_.clear();
+  }
+
+  //===-- liveness --===//
+
+  std::size_t check_peers() noexcept {
+    if (now_ < next_check_) return 0;
+    const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(options_.heartbeat_interval);
+    const auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(options_.heartbeat_timeout);
+    // Check about four times per interval (or timeout), not on every poll.
+    auto step = interval.count() != 0 ? interval / 4 : timeout / 4;
+    if (step.count() == 0) step = std::chrono::steady_clock::duration(1);
+    next_check_ = now_ + step;
+    std::size_t work = 0;
+    for (std::uint32_t r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      peer_state& p = peers_[r];
+      if (p.lost || p.pending_loss) continue;
+      if (const status s = carrier_->peer_status(r); !s) {
+        set_pending_loss(p, s.error_value());
+        continue;
+      }
+      if (timeout.count() != 0 && now_ - p.last_heard >= timeout) {
+        set_pending_loss(p, p.hello_seen
+                                ? error{errc::timeout, "the rank stopped responding (heartbeat timeout)", r}
+                                : error{errc::timeout, "no HELLO from the rank within the heartbeat timeout", r});
+        continue;
+      }
+      if (interval.count() != 0 && now_ - p.last_sent >= interval) {
+        send_bytes(r, encoded(encode_heartbeat(std::span<std::byte>(buffer_))));
+        bump(counters_.heartbeats_sent);
+        ++work;
+      }
+    }
+    return work;
+  }
+
+  void queue_loss(std::uint32_t r, const error& why) noexcept {
+    peer_state& p = peers_[r];
+    if (!p.lost && !p.pending_loss) set_pending_loss(p, why);
+  }
+
+  std::size_t lose_pending_peers() noexcept {
+    if (!loss_pending_) return 0;
+    loss_pending_ = false;
+    std::size_t work = 0;
+    for (std::uint32_t r = 0; r < size_; ++r) {
+      if (peers_[r].pending_loss && !peers_[r].lost) {
+        lose_peer(r, *peers_[r].pending_loss);
+        ++work;
+      }
+    }
+    return work;
+  }
+
+  /// The peer is gone: fail its proxies, drop its subscriptions, fail its
+  /// axes in the tracker, tell the handler.
+  void lose_peer(std::uint32_t r, const error& why) noexcept {
+    peer_state& p = peers_[r];
+    {
+      std::lock_guard lock(mutex_);
+      if (p.lost) return;
+      p.lost = true;
+      p.lost_error = why;
+      p.pending_loss.reset();
+      for (auto& [id, slot] : exports_) {
+        auto& subs = slot->subscribers;
+        subs.erase(std::remove(subs.begin(), subs.end(), r), subs.end());
+        slot->subscriber_count.store(subs.size(), std::memory_order_relaxed);
+      }
+    }
+    bump(counters_.peers_lost);
+    for (auto& [id, ranks] : early_) ranks.erase(std::remove(ranks.begin(), ranks.end(), r), ranks.end());
+    p.early_subscriptions = 0;
+    for_each_proxy([&](proxy_slot& s) {
+      if (s.owner == r && !s.closed) fail_proxy(s, why);
+    });
+    if (fail_axis_ != nullptr) {
+      for (const frontier_entry& e : p.axes) fail_axis_(tracker_, e.axis, why);
+    }
+    if (peer_lost_ != nullptr) peer_lost_(peer_lost_context_, r, why);
+  }
+
+  //===-- shutdown --===//
+
+  void do_shutdown() noexcept {
+    if (closed_) return;
+    read_clock();
+    if (started_.load(std::memory_order_acquire) && !hello_sent_) {
+      // Started but never polled: say HELLO first, or peers would refuse
+      // the BYE (a message before HELLO) and wait for their proxies of
+      // this rank until a heartbeat timeout -- forever with none.
+      (void)send_hello();
+    }
+    if (hello_sent_) {
+      (void)drain_control();
+      (void)flush_dirty();
+      const result<std::size_t> n = encode_bye(std::span<std::byte>(buffer_));
+      for (std::uint32_t r = 0; r < size_; ++r) {
+        if (r != rank_) send_bytes(r, encoded(n));
+      }
+    }
+    {
+      // From here open_proxy and export_semaphore refuse.
+      std::lock_guard lock(mutex_);
+      closed_flag_.store(true, std::memory_order_release);
+    }
+    for_each_proxy([&](proxy_slot& s) {
+      if (!s.closed) fail_proxy(s, error{errc::cancelled, "this node shut down", rank_});
+    });
+    withdraw_all();
+    closed_ = true;
+    // Drop what shutdown made dirty: nothing is sent after BYE.
+    export_slot* list = dirty_.exchange(nullptr, std::memory_order_acq_rel);
+    while (list != nullptr) {
+      export_slot* next = list->next_dirty;
+      causal::detail::spin_guard guard(list->lock);
+      list->queued = false;
+      list = next;
+    }
+    control_pending_.store(false, std::memory_order_relaxed);
+  }
+
+  //===-- data --===//
+
+  // Immutable after construction.
+  Carrier* carrier_;
+  node_options options_;
+  [[no_unique_address]] Clock clock_;
+  std::uint32_t rank_;
+  std::uint32_t size_;
+  basic_rank_axis_allocator<layout_type> axes_;
+
+  // Shared with other threads.
+  mutable std::mutex mutex_;  // tables, controls, peer lists, last error
+  std::unordered_map<std::uint64_t, std::unique_ptr<export_slot>> exports_;
+  std::unordered_map<proxy_key, std::unique_ptr<proxy_slot>, proxy_key_hash> proxies_;
+  std::vector<control> controls_;
+  bool lost_controls_ = false;
+  std::vector<frontier_entry> own_axes_;
+  std::optional<error> last_error_{};
+  std::uint32_t last_error_rank_ = 0;
+  std::atomic<bool> started_{false};
+  std::atomic<bool> closed_flag_{false};
+  std::atomic<bool> shutdown_requested_{false};
+  alignas(CAUSAL_CACHELINE_SIZE) std::atomic<export_slot*> dirty_{nullptr};
+  std::atomic<bool> control_pending_{false};
+  causal::detail::spin_lock waker_lock_;
+  waker_fn waker_ = nullptr;
+  void* waker_context_ = nullptr;
+  std::atomic<bool> has_waker_{false};  // waker_ != nullptr; written under waker_lock_
+  atomic_counters counters_{};
+
+  // Set before start().
+  peer_lost_fn peer_lost_ = nullptr;
+  void* peer_lost_context_ = nullptr;
+  void (*fail_axis_)(void*, axis, const error&) noexcept = nullptr;
+  void* tracker_ = nullptr;
+
+  // The progress context's own.
+  alignas(CAUSAL_CACHELINE_SIZE) std::atomic<bool> polling_{false};
+  bool closed_ = false;
+  bool hello_sent_ = false;
+  std::chrono::steady_clock::time_point now_{};
+  bool now_valid_ = false;  // now_ was read in this poll
+  /// Busy polls in a row that skipped the clock read; the next one reads.
+  static constexpr std::uint32_t busy_polls_per_clock_read = 16;
+  std::uint32_t busy_polls_ = 0;
+  bool loss_pending_ = false;  // some peer has a pending_loss
+  static constexpr std::uint8_t touched_heard = 1;
+  static constexpr std::uint8_t touched_sent = 2;
+  std::vector<std::uint32_t> touched_ranks_;
+  poll_table<proxy_key, proxy_key_hash, proxy_slot> proxy_table_;
+  poll_table<std::uint64_t, id_hash, export_slot> export_table_;
+  // An entry could not be made (out of memory): look up under the mutex.
+  bool proxy_table_incomplete_ = false;
+  bool export_table_incomplete_ = false;
+  std::chrono::steady_clock::time_point next_check_{};
+  std::vector<peer_state> peers_;
+  std::vector<control> control_work_;
+  std::vector<control> subscribe_requests_;
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> early_;
+  std::vector<proxy_slot*> proxy_scratch_;
+  std::array<std::byte, std::max(max_update_size<frontier_type>, max_failed_size)> buffer_{};
+  std::unique_ptr<update_record[]> scratch_outbox_;
+  update_record scratch_reached_{};
+  update_record scratch_pending_{};
+  message<frontier_type> incoming_{};
+};
+
+/// A node over `Carrier` with causal::semaphore proxies and the defaults.
+template <carrier Carrier>
+using node = basic_node<Carrier>;
+
+}  // namespace mpi
+
+CAUSAL_END_NAMESPACE
