@@ -22,12 +22,18 @@
 //       coalescing (the owner polls every 64 signals, so reached values in
 //       between fold into one REACHED) and without (a poll after every
 //       signal: one message per signal), and the messages per signal.
+//   (e) what an idle poll costs: the carrier's, the node's
+//   (f) the node's own cost of a hop without MPI: two nodes in one process
+//       over an in-memory carrier (no lock), one thread signalling and
+//       polling both, next to the two semaphore signals a hop makes (the
+//       owner's, the proxy's) alone
 //
 // Why not Google Benchmark: its iteration counts adapt per process, and a
 // ping-pong needs both ranks to run the same count; so this is a small
-// self-timed harness. Every row runs `reps` times (default 7, argument 1)
-// interleaved (a, b, a, b, ...), and rank 0 prints the median with the
-// spread (min..max). Timing is amortised over whole loops (one clock read
+// self-timed harness. Every row runs `reps` times (default 7, argument 1;
+// argument 2 `hops` runs only rows (a), (a') and (b), e.g. under perf or
+// callgrind), interleaved (a, b, a, b, ...), and rank 0 prints the median
+// with the spread (min..max). Timing is amortised over whole loops (one clock read
 // per loop of thousands of round trips), so clock cost does not matter.
 // Each loop also checks its result (values reached, bytes echoed) and the
 // binary exits non-zero when a check fails.
@@ -53,6 +59,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <span>
@@ -369,6 +376,99 @@ double idle_node_poll(bench_node& b, int polls) {
   return seconds(t1 - t0) * 1e9 / polls;
 }
 
+/// (f) the node's own cost of a hop, without MPI: two nodes in this
+/// process over an in-memory carrier (a copy into a fixed ring, no lock),
+/// one thread doing owner signal, owner poll, receiver poll per hop.
+class memory_carrier {
+ public:
+  static constexpr std::size_t max_message_bytes = cm::mpi_carrier::max_message_bytes;
+  struct hub {
+    struct frame {
+      std::uint32_t from = 0;
+      std::size_t size = 0;
+      std::array<std::byte, max_message_bytes> bytes{};
+    };
+    static constexpr std::size_t depth = 64;
+    std::array<std::array<frame, depth>, 2> inbox{};
+    std::array<std::size_t, 2> head{};
+    std::array<std::size_t, 2> tail{};
+  };
+  memory_carrier(hub& h, std::uint32_t rank) : hub_(&h), rank_(rank) {}
+  [[nodiscard]] std::uint32_t rank() const noexcept { return rank_; }
+  [[nodiscard]] std::uint32_t size() const noexcept { return 2; }
+  [[nodiscard]] causal::status send(std::uint32_t peer, std::span<const std::byte> bytes) noexcept {
+    if (hub_->tail[peer] - hub_->head[peer] == hub::depth) {
+      return causal::error{causal::errc::resource_exhausted, "memory_carrier: inbox full"};
+    }
+    hub::frame& f = hub_->inbox[peer][hub_->tail[peer]++ % hub::depth];
+    f.from = rank_;
+    f.size = bytes.size();
+    std::memcpy(f.bytes.data(), bytes.data(), bytes.size());
+    return {};
+  }
+  std::size_t poll(cm::message_handler on_message, void* context) noexcept {
+    std::size_t n = 0;
+    while (hub_->head[rank_] != hub_->tail[rank_]) {
+      const hub::frame& f = hub_->inbox[rank_][hub_->head[rank_]++ % hub::depth];
+      on_message(context, f.from, std::span<const std::byte>(f.bytes.data(), f.size));
+      ++n;
+    }
+    return n;
+  }
+  [[nodiscard]] causal::status peer_status(std::uint32_t) const noexcept { return {}; }
+
+ private:
+  hub* hub_;
+  std::uint32_t rank_;
+};
+
+/// ns per hop through two in-process nodes; `floor_ns` gets what the two
+/// semaphore signals of a hop (the owner's, the proxy's) cost alone.
+double memory_hop(int hops, double& floor_ns) {
+  using memory_node = cm::basic_node<memory_carrier>;
+  auto h = std::make_unique<memory_carrier::hub>();
+  memory_carrier c0(*h, 0);
+  memory_carrier c1(*h, 1);
+  cm::node_options o;
+  o.session = 3;
+  o.heartbeat_timeout = std::chrono::microseconds(0);
+  memory_node owner(c0, o);
+  memory_node receiver(c1, o);
+  const causal::axis a = owner.allocate_axis(causal::domain::queue).value_or(causal::axis{});
+  check(owner.start().ok() && receiver.start().ok(), "memory nodes start");
+  semaphore s;
+  check(owner.export_semaphore(1, s).ok(), "memory export");
+  auto p = receiver.open_proxy(0, 1);
+  check(p.has_value(), "memory open_proxy");
+  semaphore* proxy = p.value_or(nullptr);
+  if (proxy == nullptr) return 0;
+  for (int i = 0; i < 8; ++i) {
+    (void)owner.poll();
+    (void)receiver.poll();
+  }
+  const auto t0 = clock_type::now();
+  for (int i = 1; i <= hops; ++i) {
+    const auto v = static_cast<std::uint64_t>(i);
+    (void)s.signal(v, frontier{{a, v}}, causal::frontier_entry{a, v});
+    (void)owner.poll();
+    (void)receiver.poll();
+  }
+  const auto t1 = clock_type::now();
+  check(proxy->value() == static_cast<std::uint64_t>(hops), "memory hop reaches every value");
+  semaphore plain_owner;
+  semaphore plain_proxy;
+  const auto t2 = clock_type::now();
+  for (int i = 1; i <= hops; ++i) {
+    const auto v = static_cast<std::uint64_t>(i);
+    (void)plain_owner.signal(v, frontier{{a, v}}, causal::frontier_entry{a, v});
+    (void)plain_proxy.signal(v, frontier{{a, v}}, causal::frontier_entry{a, v});
+  }
+  const auto t3 = clock_type::now();
+  check(plain_proxy.value() == static_cast<std::uint64_t>(hops), "plain signals reach every value");
+  floor_ns = seconds(t3 - t2) * 1e9 / hops;
+  return seconds(t1 - t0) * 1e9 / hops;
+}
+
 void print_row(const row& r, const char* unit) {
   std::printf("  %-58s %10.3f %-8s (%.3f .. %.3f)\n", r.name.c_str(), r.median(), unit, r.min(), r.max());
 }
@@ -422,6 +522,8 @@ int main(int argc, char* argv[]) {
   row off{"(d) signals/s, coalescing off (poll every signal)", {}};
   row idle_c{"(e) idle poll: mpi_carrier::poll", {}};
   row idle_n{"(e) idle poll: node::poll", {}};
+  row mem_hop{"(f) node hop in one process, no MPI (in-memory carrier)", {}};
+  row mem_floor{"(f) its two semaphore signals alone (owner, proxy)", {}};
   row on_msgs{"(d) REACHED messages per signal, coalescing on", {}};
   row off_msgs{"(d) REACHED messages per signal, coalescing off", {}};
 
@@ -445,6 +547,9 @@ int main(int argc, char* argv[]) {
     MPI_Barrier(MPI_COMM_WORLD);
     idle_c.samples.push_back(idle_carrier_poll(carrier, 200000));
     idle_n.samples.push_back(idle_node_poll(b, 200000));
+    double floor_ns = 0;
+    mem_hop.samples.push_back(memory_hop(200000, floor_ns));
+    mem_floor.samples.push_back(floor_ns);
     MPI_Barrier(MPI_COMM_WORLD);
   }
 
@@ -494,6 +599,8 @@ int main(int argc, char* argv[]) {
       print_row(off_msgs, "msg");
       print_row(idle_c, "ns");
       print_row(idle_n, "ns");
+      print_row(mem_hop, "ns");
+      print_row(mem_floor, "ns");
       std::printf("(c) bytes per REACHED (id < 128, producer = first entry); budget 24 + 4n\n");
       std::printf("  %3s %14s %16s %20s %8s\n", "n", "epochs 100", "epochs 1000000", "node avg (epochs<=100)", "budget");
       for (const bytes_row& s : sizes) {
