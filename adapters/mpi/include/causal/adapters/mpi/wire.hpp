@@ -459,6 +459,27 @@ constexpr bool printable(std::uint8_t c) noexcept { return c >= 0x20 && c <= 0x7
   return w.finish();
 }
 
+namespace detail {
+
+/// SUBMITTED and REACHED share one layout: header, id, value, producer
+/// ref, frontier.
+template <frontier_type F>
+[[nodiscard]] constexpr result<std::size_t> encode_update(std::span<std::byte> out, message_kind kind,
+                                                          std::uint64_t id, std::uint64_t value, const F& f,
+                                                          frontier_entry producer,
+                                                          const char* value_zero_message) noexcept {
+  if (value == 0) return error{errc::invalid_argument, value_zero_message};
+  wire_writer w(out);
+  w.header(kind, 0);
+  w.varint(id);
+  w.varint(value);
+  write_producer(w, f, producer);
+  w.frontier(f);
+  return w.finish();
+}
+
+}  // namespace detail
+
 /// Writes a SUBMITTED: export `id` has a submitted signal of `value`
 /// (>= 1, else invalid_argument) carrying `f`, from `producer` (epoch 0:
 /// none).
@@ -466,14 +487,8 @@ template <frontier_type F>
 [[nodiscard]] constexpr result<std::size_t> encode_submitted(std::span<std::byte> out, std::uint64_t id,
                                                              std::uint64_t value, const F& f,
                                                              frontier_entry producer) noexcept {
-  if (value == 0) return error{errc::invalid_argument, "encode_submitted: value 0 is never submitted"};
-  detail::wire_writer w(out);
-  w.header(message_kind::submitted, 0);
-  w.varint(id);
-  w.varint(value);
-  detail::write_producer(w, f, producer);
-  w.frontier(f);
-  return w.finish();
+  return detail::encode_update(out, message_kind::submitted, id, value, f, producer,
+                               "encode_submitted: value 0 is never submitted");
 }
 
 /// Writes a REACHED: export `id` reached `value` (>= 1) with `f` and
@@ -482,14 +497,8 @@ template <frontier_type F>
 [[nodiscard]] constexpr result<std::size_t> encode_reached(std::span<std::byte> out, std::uint64_t id,
                                                            std::uint64_t value, const F& f,
                                                            frontier_entry producer) noexcept {
-  if (value == 0) return error{errc::invalid_argument, "encode_reached: value 0 is never reached"};
-  detail::wire_writer w(out);
-  w.header(message_kind::reached, 0);
-  w.varint(id);
-  w.varint(value);
-  detail::write_producer(w, f, producer);
-  w.frontier(f);
-  return w.finish();
+  return detail::encode_update(out, message_kind::reached, id, value, f, producer,
+                               "encode_reached: value 0 is never reached");
 }
 
 /// Writes a REACHED of a value an external signal made (no frontier).
