@@ -96,6 +96,7 @@
 #include <iterator>
 #include <optional>
 #include <span>
+#include <type_traits>
 #include <string_view>
 #include <utility>
 
@@ -171,20 +172,26 @@ inline std::uint64_t read_checked_varint(std::span<const std::byte> in, std::siz
 
 }  // namespace detail
 
-/// HELLO's axis list: (axis, current epoch) pairs in strictly increasing
-/// axis order, read from validated bytes. Epochs may be 0.
-class axis_list {
+namespace detail {
+
+/// A strictly increasing, delta-coded list read from validated bytes:
+/// HELLO's axes (WithEpoch: each delta is followed by the axis's epoch) and
+/// its export ids. The parser checked every varint, so reading cannot fail.
+template <bool WithEpoch>
+class delta_list {
  public:
+  using value_type = std::conditional_t<WithEpoch, frontier_entry, std::uint64_t>;
+
   class iterator {
    public:
     using iterator_category = std::input_iterator_tag;
-    using value_type = frontier_entry;
+    using value_type = delta_list::value_type;
     using difference_type = std::ptrdiff_t;
-    using reference = frontier_entry;
+    using reference = value_type;
     using pointer = void;
 
     iterator() noexcept = default;
-    frontier_entry operator*() const noexcept { return current_; }
+    value_type operator*() const noexcept { return current_; }
     iterator& operator++() noexcept {
       --left_;
       load();
@@ -194,24 +201,28 @@ class axis_list {
     friend bool operator==(const iterator& a, const iterator& b) noexcept { return a.left_ == b.left_; }
 
    private:
-    friend class axis_list;
+    friend delta_list;
     iterator(std::span<const std::byte> bytes, std::size_t left) noexcept : bytes_(bytes), left_(left) {
       load();
     }
     void load() noexcept {
       if (left_ == 0) return;
-      previous_ += detail::read_checked_varint(bytes_, pos_);
-      current_ = frontier_entry{axis{previous_}, detail::read_checked_varint(bytes_, pos_)};
+      previous_ += read_checked_varint(bytes_, pos_);
+      if constexpr (WithEpoch) {
+        current_ = frontier_entry{axis{previous_}, read_checked_varint(bytes_, pos_)};
+      } else {
+        current_ = previous_;
+      }
     }
     std::span<const std::byte> bytes_{};
     std::size_t pos_ = 0;
     std::size_t left_ = 0;
     std::uint64_t previous_ = 0;
-    frontier_entry current_{};
+    value_type current_{};
   };
 
-  axis_list() noexcept = default;
-  axis_list(std::span<const std::byte> bytes, std::size_t count) noexcept : bytes_(bytes), count_(count) {}
+  delta_list() noexcept = default;
+  delta_list(std::span<const std::byte> bytes, std::size_t count) noexcept : bytes_(bytes), count_(count) {}
 
   [[nodiscard]] std::size_t size() const noexcept { return count_; }
   [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
@@ -223,54 +234,14 @@ class axis_list {
   std::size_t count_ = 0;
 };
 
-/// HELLO's export ids, strictly increasing, read from validated bytes.
-class id_list {
- public:
-  class iterator {
-   public:
-    using iterator_category = std::input_iterator_tag;
-    using value_type = std::uint64_t;
-    using difference_type = std::ptrdiff_t;
-    using reference = std::uint64_t;
-    using pointer = void;
+}  // namespace detail
 
-    iterator() noexcept = default;
-    std::uint64_t operator*() const noexcept { return current_; }
-    iterator& operator++() noexcept {
-      --left_;
-      load();
-      return *this;
-    }
-    void operator++(int) noexcept { ++*this; }
-    friend bool operator==(const iterator& a, const iterator& b) noexcept { return a.left_ == b.left_; }
+/// HELLO's axis list: (axis, current epoch) pairs in strictly increasing
+/// axis order. Epochs may be 0.
+using axis_list = detail::delta_list<true>;
 
-   private:
-    friend class id_list;
-    iterator(std::span<const std::byte> bytes, std::size_t left) noexcept : bytes_(bytes), left_(left) {
-      load();
-    }
-    void load() noexcept {
-      if (left_ == 0) return;
-      current_ += detail::read_checked_varint(bytes_, pos_);
-    }
-    std::span<const std::byte> bytes_{};
-    std::size_t pos_ = 0;
-    std::size_t left_ = 0;
-    std::uint64_t current_ = 0;
-  };
-
-  id_list() noexcept = default;
-  id_list(std::span<const std::byte> bytes, std::size_t count) noexcept : bytes_(bytes), count_(count) {}
-
-  [[nodiscard]] std::size_t size() const noexcept { return count_; }
-  [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
-  [[nodiscard]] iterator begin() const noexcept { return iterator(bytes_, count_); }
-  [[nodiscard]] iterator end() const noexcept { return iterator{}; }
-
- private:
-  std::span<const std::byte> bytes_{};
-  std::size_t count_ = 0;
-};
+/// HELLO's export ids, strictly increasing.
+using id_list = detail::delta_list<false>;
 
 /// The fixed fields of a HELLO (what encode_hello takes besides the lists).
 struct hello_fields {
