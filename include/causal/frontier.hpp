@@ -213,6 +213,14 @@ class basic_frontier {
     // (insert_or_raise would keep the latest axis instead).
     for (const entry& e : entries) {
       if (e.epoch == 0) continue;
+      if (count_ == 0) {
+        // The first entry needs no merge (the common one-entry list of a
+        // signal: the union logic was a third of its cost).
+        axes_[0] = e.axis;
+        epochs_[0] = e.epoch;
+        count_ = 1;
+        continue;
+      }
       const causal::axis one_axis[1] = {e.axis};
       const std::uint64_t one_epoch[1] = {e.epoch};
       merge_entries<1>(one_axis, one_epoch, 1, false, nullptr);

@@ -975,7 +975,12 @@ class basic_semaphore {
   void insert_pending_locked(std::uint64_t v, const Frontier& f, frontier_entry producer) noexcept {
     // Values mostly arrive in increasing order: the common insert appends.
     const std::size_t at = pending_lower_bound(v);
-    pending_.insert(at, record{v, f, producer, false});
+    // Filled in place: a temporary record would be one more ~220-byte copy.
+    record& r = pending_.insert_slot(at);
+    r.value = v;
+    r.frontier = f;
+    r.producer = producer;
+    r.external = false;
     note_pending_free_locked();
     if (observed(observer_)) [[unlikely]] {
       observe_submitted(pending_[at]);
@@ -1103,7 +1108,15 @@ class basic_semaphore {
       // Submitted signals below v can no longer be the first to reach
       // their values; they are dropped (their own signal will be
       // non-increasing).
-      record reached{v, Frontier{}, producer, external};
+      // Built in place in the ring's next slot (no zeroed temporary, no
+      // copy: ~20 ns of a ~40 ns signal went to those). Nothing reads the
+      // slot until commit_reached() counts it, and nothing below returns
+      // early.
+      record& reached = next_reached_slot();
+      reached.value = v;
+      reached.frontier.clear();
+      reached.producer = producer;
+      reached.external = external;
       const std::size_t consumed =
           v == std::numeric_limits<std::uint64_t>::max() ? pending_.size() : pending_lower_bound(v + 1);
       if (consumed != 0 && !external) {
@@ -1132,7 +1145,7 @@ class basic_semaphore {
           reached.frontier.merge(*f);
         }
       }
-      push_reached(reached);
+      commit_reached();
       const bool complete = !reached.external && (!reached.frontier.tainted() || reached.producer.epoch != 0);
       if (complete) {
         // For every u <= v the first witnessed record >= u is reached (this
@@ -1229,6 +1242,14 @@ class basic_semaphore {
   }
 
   void push_reached(const record& r) noexcept {
+    next_reached_slot() = r;
+    commit_reached();
+  }
+
+  /// The ring slot the next reached record goes to, retiring the oldest
+  /// record first when the ring is full. The slot holds stale contents
+  /// until the caller fills it; commit_reached() then counts it.
+  [[nodiscard]] record& next_reached_slot() noexcept {
     if (ring_count_ == HistoryDepth) {
       // The oldest reached record leaves the ring: fold it into the merged
       // superset (witnessed records only; external ones carry nothing).
@@ -1247,9 +1268,10 @@ class basic_semaphore {
       ring_head_ = (ring_head_ + 1) % HistoryDepth;
       --ring_count_;
     }
-    ring_[(ring_head_ + ring_count_) % HistoryDepth] = r;
-    ++ring_count_;
+    return ring_[(ring_head_ + ring_count_) % HistoryDepth];
   }
+
+  void commit_reached() noexcept { ++ring_count_; }
 
   void take_all(detail::timepoint_list& into) noexcept {
     while (!timepoints_.empty()) {

@@ -32,7 +32,7 @@
 // ping-pong needs both ranks to run the same count; so this is a small
 // self-timed harness. Every row runs `reps` times (default 7, argument 1;
 // argument 2 `hops` runs only rows (a), (a') and (b), e.g. under perf or
-// callgrind), interleaved (a, b, a, b, ...), and rank 0 prints the median
+// callgrind; `memory` only row (f)), interleaved (a, b, a, b, ...), and rank 0 prints the median
 // with the spread (min..max). Timing is amortised over whole loops (one clock read
 // per loop of thousands of round trips), so clock cost does not matter.
 // Each loop also checks its result (values reached, bytes echoed) and the
@@ -486,11 +486,26 @@ int main(int argc, char* argv[]) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   my_rank = static_cast<std::uint32_t>(rank);
+  const int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 7;
+  // `mpi_bench <reps> memory`: only row (f) (no MPI traffic), on each rank.
+  if (argc > 2 && std::string(argv[2]) == "memory") {
+    row mem{"(f) node hop in one process, no MPI (in-memory carrier)", {}};
+    row floor{"(f) its two semaphore signals alone (owner, proxy)", {}};
+    for (int r = 0; r < reps; ++r) {
+      double floor_ns = 0;
+      mem.samples.push_back(memory_hop(200000, floor_ns));
+      floor.samples.push_back(floor_ns);
+    }
+    if (rank == 0) {
+      print_row(mem, "ns");
+      print_row(floor, "ns");
+    }
+    return failures == 0 ? 0 : 1;
+  }
   if (size != 2) {
     if (rank == 0) std::printf("mpi_bench: SKIP: run it with exactly 2 ranks (mpiexec -n 2)\n");
     return 77;
   }
-  const int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 7;
   // `mpi_bench <reps> hops`: only the hop rows (a), (a'), (b), e.g. under
   // a profiler.
   const bool hops_only = argc > 2 && std::string(argv[2]) == "hops";

@@ -62,10 +62,15 @@ class inline_ring {
 
   /// Inserts `value` before index `at` (<= size()), moving the later
   /// elements back by one. Precondition: !full().
-  void insert(std::size_t at, const T& value) noexcept {
+  void insert(std::size_t at, const T& value) noexcept { insert_slot(at) = value; }
+
+  /// Makes room before index `at` (<= size()) as insert() does and returns
+  /// the new slot, with stale contents for the caller to fill in place.
+  /// Precondition: !full().
+  [[nodiscard]] T& insert_slot(std::size_t at) noexcept {
     for (std::size_t k = count_; k > at; --k) (*this)[k] = (*this)[k - 1];
     ++count_;
-    (*this)[at] = value;
+    return (*this)[at];
   }
 
   /// Drops the first `n` elements (n <= size()).
