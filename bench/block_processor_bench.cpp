@@ -7,10 +7,10 @@
 // honest std baseline, in the same binary.
 //
 // Why it matters. The block processor is where a CPU queue spends its
-// cycles (DESIGN.md §8; seeds/task-system.md: "99% of cycles"). Its
+// cycles (docs/executor.md: the block processor is where the cycles go). Its
 // per-tile overhead bounds how small a tile can be before scheduling eats
 // the kernel; the goal is <= 20 ns per tile, within one region and
-// across regions. STYLE.md b.9; BENCHMARKING.md.
+// across regions. bench/README.md.
 //
 // What runs. Names are `<case>/<impl>`; one iteration runs a whole command
 // buffer of 65 536 tiles, from submit (or rearm) to release, and the
@@ -40,7 +40,7 @@
 //
 // The "empty" kernel bumps a per-worker, cache-line-padded plain counter
 // (about 1 ns), the same for every impl: the 2-worker rows report
-// `share_w0`, the fraction of tiles the first worker ran (BENCHMARKING.md:
+// `share_w0`, the fraction of tiles the first worker ran (bench/README.md:
 // empty-leaf fork-join is bimodal; a 2-worker per-tile figure is only
 // meaningful when both workers take >= 40 %), and the sum is checked.
 // The bench thread waits for the end of a run with std::atomic::wait (the

@@ -8,7 +8,7 @@
 //
 // Why it matters. The seed warns that its rules, implemented literally,
 // give O(n^2) edges; the checker promises near-linear cost so it can run
-// over a whole frame's (or a whole capture's) command stream. DESIGN.md §11.
+// over a whole frame's (or a whole capture's) command stream. docs/hazard_checker.md.
 //
 // What runs. A synthetic frame loop, 8 to 12 commands per frame on fresh
 // (transient) resources each frame: a compute dispatch writes a buffer, a

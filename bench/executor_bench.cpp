@@ -9,8 +9,8 @@
 // Why it matters. Every process runs because a wake() made it runnable:
 // activation is on the path of every dependency, hand-off between dependent
 // processes bounds how fine-grained work can be, and the compute-slot scan
-// runs on every drain boundary. DESIGN.md §8; STYLE.md b.9;
-// BENCHMARKING.md. Goals from the issue: activation <= 10 ns; chain and
+// runs on every drain boundary. docs/executor.md;
+// bench/README.md. Goals from the issue: activation <= 10 ns; chain and
 // fork-join >= 2x faster per task than the best of oneTBB and the std pool.
 //
 // What runs. Names are `<op>/<case>/<impl>`:
@@ -33,7 +33,7 @@
 //                            iteration, 1000 iterations; ns_per_leaf, and
 //                            share_w0 / share_w1: the fraction of leaves each
 //                            worker ran (a per-leaf figure counts only when
-//                            both are >= 0.4, BENCHMARKING.md)
+//                            both are >= 0.4, bench/README.md)
 //     causal / causal_help (as for chain; every process re-arms itself) /
 //     tbb_flow / tbb_task_group / std_pool (root pushes the 1000 leaves in
 //     one locked batch; an atomic counter is the join)

@@ -11,7 +11,7 @@
 // `insert_or_raise` records a queue's own progress on each submit. These run
 // once per signal/wait, so they must stay in the single-digit nanoseconds
 // (goals: merge of two 6-entry frontiers <= 10 ns, dominates <= 5 ns, and at
-// least 10x faster than the std::map clock). DESIGN.md §3.
+// least 10x faster than the std::map clock). docs/frontiers.md.
 //
 // What runs. Each benchmark is named `<op>/<case>/<n>/<impl>`, impl being
 // `ours` (causal::basic_frontier) or `map` (the std::map clock below), and

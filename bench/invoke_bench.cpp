@@ -8,7 +8,7 @@
 // trip of a stream-ordered alloca/dealloca.
 //
 // Why it matters. async_invoke is the user-facing way to schedule work
-// (DESIGN.md §9): its overhead bounds how small an invocation can be
+// (docs/invocations.md): its overhead bounds how small an invocation can be
 // before scheduling dominates. The path measured: one allocation at
 // submit, timepoint registration, the last signal's timepoint wakes the
 // process, a worker drains it, the completion signals the fence, the

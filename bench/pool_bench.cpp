@@ -7,7 +7,7 @@
 //
 // Why it matters. A stream-ordered allocator decides on every allocation
 // whether a freed block may be reused. With death frontiers
-// (<causal/pool.hpp>, DESIGN.md §6) the free stores the freeing queue's
+// (<causal/pool.hpp>, docs/buffers.md) the free stores the freeing queue's
 // knowledge once (O(1) per lifetime, however many operations used the
 // block) and the reuse check is one frontier lookup of the producer entry.
 // The binary-event way records one event per use and, on reuse, queries
@@ -58,7 +58,7 @@
 //       --benchmark_report_aggregates_only=true
 // or without meson, one line:
 //   g++ -std=c++20 -O2 -DNDEBUG -Iinclude bench/pool_bench.cpp -lbenchmark -lpthread
-// See also: bench/README.md, <causal/pool.hpp>, DESIGN.md §6.
+// See also: bench/README.md, <causal/pool.hpp>, docs/buffers.md.
 
 #include <causal/axis.hpp>
 #include <causal/frontier.hpp>

@@ -10,7 +10,7 @@
 // Why it matters. Every operation of every queue goes through submit();
 // elision is only worth having if deciding it costs less on the host than
 // the device wait it saves costs on the device (microseconds on a GPU).
-// Goal from the issue: a submit with one elided wait <= 50 ns. DESIGN §5.
+// Goal from the issue: a submit with one elided wait <= 50 ns. docs/queues.md.
 //
 // What runs. Benchmarks are named `<op>/<impl>`; all impls drive the same
 // null device, which appends each command (wait, execute, signal, event

@@ -9,7 +9,7 @@
 // dependency waits on one: `signal` (no waiter, or one timepoint to fire)
 // and `try_wait` run once per operation, `frontier_at` once per wait that
 // imports knowledge, and a host wake-up sits on the critical path of every
-// CPU<->CPU hand-off. DESIGN.md §4; STYLE.md b.9; BENCHMARKING.md.
+// CPU<->CPU hand-off. docs/semaphores.md; bench/README.md.
 //
 // What runs. Names are `<op>/<case>/<impl>`; impls registered back to back:
 //
@@ -84,7 +84,7 @@
 // timed loop the benchmark re-checks its end state and reports an error
 // (SkipWithError) on a mismatch. Two-thread cases use real time. On these
 // 2-vCPU VMs a cross-vCPU wake from a kernel sleep costs tens of
-// microseconds, on one vCPU about two (BENCHMARKING.md); pinning and the
+// microseconds, on one vCPU about two (bench/README.md); pinning and the
 // `hot` / `default` / `parked_*` / `cold_*` rows separate those regimes
 // instead of mixing them into one bimodal figure.
 //
@@ -290,7 +290,7 @@ void bm_submit_ahead_map(benchmark::State& st) {
 /// Where the two threads of a two-thread case run. Pinned, so that each
 /// row measures one regime instead of a mix (a kernel wake lands on the
 /// waker's vCPU or the other one, and the two cost very different amounts
-/// on these VMs; BENCHMARKING.md).
+/// on these VMs; bench/README.md).
 enum class placement { cross, same };
 
 /// The CPUs this process may run on, in order.

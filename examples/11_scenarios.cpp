@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Copyright 2026 The causal Authors
 //
-// 11_scenarios: the argument of ../shared/seeds/frontiers-vs-binary-events.md
-// made executable. Every scenario (a JSON file, see
+// 11_scenarios: the comparison of binary events, plain timeline semaphores
+// and frontiers (docs/observability.md) made executable. Every scenario (a JSON file, see
 // examples/scenarios/README.md) runs three ways on the same simulated
 // devices -- binary events, plain timeline semaphores, causal frontiers
 // (basic_queue, death-frontier pool, collective channels) -- and the

@@ -35,7 +35,7 @@
 // Size:          sizeof(axis) == 8, trivially copyable.
 // Configuration: Layout = axis_layout<SessionBits, MachineBits, DomainBits,
 //                OrdinalBits>; default_axis_layout = axis_layout<8, 8, 8, 40>.
-// See also:      <causal/frontier.hpp>, DESIGN.md §2.
+// See also:      <causal/frontier.hpp>, docs/frontiers.md.
 #pragma once
 
 #include <causal/config.hpp>
@@ -81,7 +81,7 @@ static_assert(std::is_trivially_copyable_v<axis> && sizeof(axis) == 8);
 /// assigns them.
 enum class domain : std::uint32_t {
   queue = 0,       ///< A device or CPU queue (stream, vk::Queue, CPU queue).
-  collective = 1,  ///< A collective channel shared by several queues (§7).
+  collective = 1,  ///< A collective channel shared by several queues (docs/collectives.md).
   epilogue = 2,    ///< Work that runs after a queue's operations retire.
   host = 3,        ///< A host thread or host context.
   first_user = 16  ///< The first value reserved for user domains.

@@ -5,8 +5,7 @@
 // of tiled dispatches separated by barriers -- on every worker that drains
 // it, the workers claiming tiles with an epoch-tagged CAS.
 //
-// Model (DESIGN.md §8, seeds/task-system.md "Compute process: block
-// processor"). A `command_buffer` is recorded once on one thread: each
+// Model (docs/executor.md, "Process kinds"). A `command_buffer` is recorded once on one thread: each
 // `dispatch(kernel, user_data, tiles, tile_size)` asks for `kernel` to be
 // called once per tile index in [0, tiles); `barrier()` ends the current
 // region. Dispatches of one region may run in any order and concurrently;
@@ -100,7 +99,7 @@
 // Configuration: Traits (default_block_processor_traits): max_claim,
 //                drain_quantum. block_options: max_workers.
 // See also:      <causal/process.hpp>, <causal/executor.hpp>,
-//                <causal/stream_process.hpp>, DESIGN.md §8,
+//                <causal/stream_process.hpp>, docs/executor.md,
 //                bench/block_processor_bench.cpp.
 #pragma once
 

@@ -4,7 +4,7 @@
 // collective: collective channels, which let N queues that run an
 // all-reduce, all-gather or broadcast together share ONE axis, so that the
 // collective costs each participant's frontier one entry, not N
-// (DESIGN.md §7).
+// (docs/collectives.md).
 //
 // Model. A channel has a collective axis C (domain::collective, from an
 // axis_allocator), N participants (indices 0..N-1) and a timeline semaphore
@@ -62,7 +62,7 @@
 //                basic_semaphore<Frontier>), MaxParticipants (default 64);
 //                the axis, participant count and semaphore scope at
 //                construction.
-// See also:      ../shared/DESIGN.md §7, <causal/semaphore.hpp>,
+// See also:      docs/collectives.md, <causal/semaphore.hpp>,
 //                <causal/queue.hpp>, <causal/pool.hpp>.
 #pragma once
 

@@ -6,7 +6,7 @@
 //
 // A completion tracker holds, for each registered axis, the highest epoch
 // known to have *retired* (completed, with every earlier operation of that
-// axis; DESIGN.md §5). Queues report completions and semaphores report
+// axis; docs/queues.md). Queues report completions and semaphores report
 // reached values through `advance(axis, epoch)`, which only ever raises the
 // epoch. Anyone can read it lock-free (`retired_epoch`, `is_retired`,
 // `covers`). A `completion_waiter` is a caller-owned node naming a
@@ -21,7 +21,7 @@
 //                        epoch above `max_epoch` that could never retire;
 //   errc::failed_precondition
 //                        the requirement is tainted: a requirement that lost
-//                        entries can never be proven met (DESIGN.md §3).
+//                        entries can never be proven met (docs/frontiers.md).
 //                        Check its producer entry with `is_retired` instead.
 //
 // Axis states. Each axis is `live`, `failed` or `retired`; the last two are
@@ -68,7 +68,7 @@
 // Configuration: MaxAxes (default 64): the fixed number of axis slots;
 //                CAUSAL_CACHELINE_SIZE. Waiters hold the default
 //                `causal::frontier`; `covers` takes any frontier type.
-// See also:      DESIGN.md §3 and §5, <causal/frontier.hpp>,
+// See also:      docs/frontiers.md and docs/queues.md, <causal/frontier.hpp>,
 //                <causal/axis.hpp>, <causal/result.hpp>.
 #pragma once
 
@@ -366,7 +366,7 @@ class basic_completion_tracker {
 
   /// Returns true when `e.axis` has retired at least to `e.epoch` (always
   /// true for epoch 0). This is how a caller checks the producer entry of a
-  /// tainted requirement (DESIGN.md §3).
+  /// tainted requirement (docs/frontiers.md).
   [[nodiscard]] bool is_retired(frontier_entry e) const noexcept {
     return retired_epoch(e.axis) >= e.epoch;
   }

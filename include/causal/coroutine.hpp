@@ -5,7 +5,7 @@
 // invocation" process). It co_awaits semaphore values, sleeps while it
 // waits, and is resumed by a worker once a timepoint has woken it.
 //
-// Model (DESIGN.md §8). `causal::coroutine_process f(...)` is a coroutine
+// Model (docs/executor.md). `causal::coroutine_process f(...)` is a coroutine
 // whose promise embeds a process; the returned handle owns the frame. The
 // process's drain resumes the coroutine on a worker until its next
 // suspension. `co_await causal::until(sem, v)` continues at once when
@@ -57,7 +57,7 @@
 // Configuration: none; an awaited type only has to satisfy timepoint_source
 //                (every basic_semaphore does).
 // See also:      <causal/process.hpp>, <causal/semaphore.hpp>,
-//                <causal/executor.hpp>, DESIGN.md §8, seeds/task-system.md.
+//                <causal/executor.hpp>, docs/executor.md.
 //
 //===-- design notes ------------------------------------------------------===//
 //

@@ -6,7 +6,7 @@
 // processes drained by several workers at once, and workers that spin, then
 // park on a futex word, woken directly by whoever makes work runnable.
 //
-// Model (DESIGN.md §8, seeds/task-system.md). There is no coordinator: the
+// Model (docs/executor.md). There is no coordinator: the
 // thread whose wake() drives a process's suspend count to 0 places it.
 //
 //   wake budget 1   -> the placing thread's activation ring, else the
@@ -176,7 +176,7 @@
 //                atomic. executor_options: worker_count,
 //                spin_budget, pin_workers, cpus.
 // See also:      <causal/process.hpp>, <causal/scope.hpp>,
-//                <causal/scan/scan_policy.hpp>, DESIGN.md §8.
+//                <causal/scan/scan_policy.hpp>, docs/executor.md.
 #pragma once
 
 #include <causal/config.hpp>

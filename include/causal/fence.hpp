@@ -2,7 +2,7 @@
 // Copyright 2026 The causal Authors
 //
 // fence: user timelines and fences, the vocabulary of the invocation model
-// (DESIGN.md §9, seeds/invocation-model.md): a timeline is a semaphore the
+// (docs/invocations.md): a timeline is a semaphore the
 // user advances, `timeline.at(t)` names a point on it, and a fence is a small
 // set of (semaphore, value) points that is reached when every point is.
 //
@@ -30,7 +30,7 @@
 // thread) on timepoints held in the awaiter, with the protocol of
 // coroutine.hpp, and resumes on a worker with the same three outcomes minus
 // the timeout. `imported()` is what a waiter learns once the fence is
-// reached: the join of each point's frontier_at(v) (DESIGN.md §4).
+// reached: the join of each point's frontier_at(v) (docs/semaphores.md).
 //
 // Thread safety: a fence is a value type: distinct objects may be used
 //                concurrently; one object is not synchronised. Its const
@@ -52,7 +52,7 @@
 //                semaphore plus one cache line.
 // Configuration: Semaphore (default causal::semaphore), Capacity (default 8,
 //                at most max_wait_points = 64).
-// See also:      DESIGN.md §9, <causal/semaphore.hpp>, <causal/coroutine.hpp>,
+// See also:      docs/invocations.md, <causal/semaphore.hpp>, <causal/coroutine.hpp>,
 //                <causal/invoke.hpp>, <causal/stream_pool.hpp>.
 #pragma once
 

@@ -21,7 +21,7 @@
 // sets the `tainted` bit; `reject_overflow` fails with
 // `errc::capacity_exceeded` and leaves the target unchanged.
 //
-// Soundness rule (DESIGN.md §3). Dropping an entry from *knowledge* only
+// Soundness rule (docs/frontiers.md). Dropping an entry from *knowledge* only
 // makes it know less: safe. Dropping one from a *requirement* (a wait
 // frontier, a buffer's death frontier) would make it demand less: unsafe.
 // So `dominates(a, b)` is false whenever `b` is tainted, while a tainted `a`
@@ -37,7 +37,7 @@
 // Configuration: Capacity (default 12), Layout (default_axis_layout, used
 //                for text form and to keep layouts from mixing), Overflow
 //                (evict_and_taint | reject_overflow | a user policy).
-// See also:      <causal/frontier_wire.hpp>, <causal/axis.hpp>, DESIGN.md §3.
+// See also:      <causal/frontier_wire.hpp>, <causal/axis.hpp>, docs/frontiers.md.
 #pragma once
 
 #include <causal/axis.hpp>
@@ -353,7 +353,7 @@ class basic_frontier {
   }
 
   /// Like `merge(other)`, but an overflow never evicts `pinned` (a queue's
-  /// own axis, whose entry is the producer entry of its signals, §3).
+  /// own axis, whose entry is the producer entry of its signals, docs/frontiers.md).
   template <std::size_t C2, class O2>
   constexpr op_status merge(const basic_frontier<C2, Layout, O2>& other,
                             causal::axis pinned) noexcept {

@@ -38,7 +38,7 @@
 //                `serialize` that returns a `std::vector`.
 // Size:          see above.
 // Configuration: the frontier type's Capacity bounds what deserializes.
-// See also:      <causal/frontier.hpp>, DESIGN.md §3 "Wire format".
+// See also:      <causal/frontier.hpp>, docs/frontiers.md "Wire format".
 #pragma once
 
 #include <causal/config.hpp>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Copyright 2026 The causal Authors
 //
-// invoke: asynchronous invocations scheduled on fences (DESIGN.md §9,
-// seeds/invocation-model.md): `async_invoke(executor, fn, wait, signal)`
+// invoke: asynchronous invocations scheduled on fences (docs/invocations.md):
+// `async_invoke(executor, fn, wait, signal)`
 // returns at once; fn runs on a worker once every point of `wait` is
 // reached; when fn returns, every point of `signal` is signalled.
 //
@@ -30,7 +30,7 @@
 // lock when the point's timepoint fires, since a waited-on semaphore may be
 // destroyed as soon as anyone sees it reached -- plus, when
 // invoke_options::producer names one, the invocation's own (axis, epoch),
-// recorded as the signals' producer entry (DESIGN.md §3).
+// recorded as the signals' producer entry (docs/frontiers.md).
 //
 // Errors. Nothing hangs: an error returned by fn (result<T> or status), an
 // exception leaving fn (caught: `errc::failed_precondition`, the exception
@@ -95,7 +95,7 @@
 // Configuration: Fence (default causal::fence), Executor (anything with
 //                submit(process&)); invoke_options: scope, producer,
 //                priority.
-// See also:      DESIGN.md §9, <causal/fence.hpp>, <causal/coroutine.hpp>,
+// See also:      docs/invocations.md, <causal/fence.hpp>, <causal/coroutine.hpp>,
 //                <causal/stream_pool.hpp>, examples/04_pipelined_dag.cpp.
 #pragma once
 

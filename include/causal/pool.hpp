@@ -3,7 +3,7 @@
 //
 // pool: a block pool over a caller-owned arena whose freed blocks carry
 // *death frontiers*, so that deciding whether a block may be reused costs one
-// frontier check instead of one event per use (DESIGN.md §6).
+// frontier check instead of one event per use (docs/buffers.md).
 //
 // Model. The pool hands out (offset, size) ranges of an arena it never
 // touches: [0, quota) bytes, every offset a multiple of `alignment`. It never
@@ -14,7 +14,7 @@
 // (q.axis(), q.epoch()). Contract: every use of the block, on any queue, is
 // ordered before q's operation at q.epoch() (a use on another queue reached
 // q through a wait of one of q's submissions); that is what makes the
-// producer entry prove the whole death frontier (DESIGN.md §3), even when
+// producer entry prove the whole death frontier (docs/frontiers.md), even when
 // overflow tainted it.
 //
 // The producer must cover the whole death frontier, and knowledge can be
@@ -57,7 +57,7 @@
 //   Otherwise `errc::resource_exhausted`, and nothing changed.
 //
 // A tainted death frontier is never reused by dominance alone: it needs its
-// producer covered, retired, or waited for. Isolation (DESIGN.md §6, which
+// producer covered, retired, or waited for. Isolation (docs/buffers.md, which
 // corrects the seed): a block freed by an unrelated workload A is reused by
 // B with zero waits only once A's axis has retired past the death epoch;
 // that path does not import A's frontier, so B's knowledge stays free of A's
@@ -98,7 +98,7 @@
 //                default completion_tracker; optional at run time),
 //                MaxBlocks (default 64), MaxTimelines (default 16); quota
 //                and alignment at construction.
-// See also:      ../shared/DESIGN.md §3 and §6, <causal/queue.hpp>,
+// See also:      docs/frontiers.md and docs/buffers.md, <causal/queue.hpp>,
 //                <causal/completion.hpp>, <causal/semaphore.hpp>.
 #pragma once
 
@@ -492,7 +492,7 @@ class basic_block_pool {
     const descriptor& d = desc_[idx];
     const frontier_type& known = q.knowledge();
     if (d.producer.epoch != 0) {
-      // Covering the producer proves the whole past, tainted or not (§3).
+      // Covering the producer proves the whole past, tainted or not (docs/frontiers.md).
       if (known.epoch_of(d.producer.axis) >= d.producer.epoch) return pool_path::knowledge;
       // FIFO: q's next operation follows every operation and wait issued on
       // q so far, so a producer up to that operation is proven for q.

@@ -5,7 +5,7 @@
 // bounded steps by one or more workers, with a suspend count, first-error-
 // wins status, cancellation and a list of dependents to wake on completion.
 //
-// Model (DESIGN.md §8, seeds/task-system.md). A process is a caller-owned
+// Model (docs/executor.md). A process is a caller-owned
 // node holding a drain function `drain(process&, worker_context&)` that does
 // a bounded amount of work and returns a `drain_result`:
 //
@@ -105,7 +105,7 @@
 //                completion (it is read after the completion callback).
 // Configuration: none (the executor's Traits configure scheduling).
 // See also:      <causal/executor.hpp>, <causal/scope.hpp>,
-//                DESIGN.md §8.
+//                docs/executor.md.
 #pragma once
 
 #include <causal/config.hpp>

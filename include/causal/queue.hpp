@@ -15,7 +15,7 @@
 // just its first packet.
 //
 // submit(waits, signals, op) picks, for each wait (S, v), the cheapest
-// sound tier (DESIGN §5):
+// sound tier (docs/queues.md):
 //   0  S has reached v and v is untainted: import S's frontier at v; no
 //      device wait (counted `elided_reached`).
 //   1  The submitted signal of S at v came from this queue (FIFO orders it;
@@ -74,7 +74,7 @@
 //                submissions kept inline (static members);
 //                optional `backend.trace_label(op)` names operations in
 //                traces; CAUSAL_ENABLE_TRACE_HOOKS.
-// See also:      ../shared/DESIGN.md §5, <causal/semaphore.hpp>,
+// See also:      docs/queues.md, <causal/semaphore.hpp>,
 //                <causal/completion.hpp>, <causal/pool.hpp>,
 //                <causal/trace_sink.hpp>.
 #pragma once
@@ -487,7 +487,7 @@ class basic_queue {
   /// `known` (tier 1's test): only through its producer entry. Without one
   /// (a host or outside announcer) nothing proves the signal will have
   /// happened: the announcer's frontier describes what it knew, not the
-  /// signal, so dominating it is no evidence (DESIGN §5, tier 1).
+  /// signal, so dominating it is no evidence (docs/queues.md, tier 1).
   static bool covered_by(const Frontier& known,
                          const imported_type& imported) noexcept {
     return imported.has_producer() &&

@@ -5,7 +5,7 @@
 // basic_queue submits to it, in epoch order, on the executor's workers,
 // each once its device waits are met.
 //
-// Model (DESIGN.md §8 "queue process", §10 "cpu"). `basic_queue` decides,
+// Model (docs/executor.md "queue process", docs/adapters.md "CPU"). `basic_queue` decides,
 // per submission, which waits must really be waited for (tier 2) and calls
 // its backend: issue_wait for each, execute, issue_signal for each signal,
 // flush. `queue_process_backend` forwards those calls here, where they fill
@@ -38,7 +38,7 @@
 // publish hold; every semaphore timepoint that fires drops one, and the
 // thread that drops the last marks the operation ready and wakes the
 // queue. The ready operations form a lock-free list in the ring itself:
-// because a queue's operations must complete in epoch order (DESIGN §5,
+// because a queue's operations must complete in epoch order (docs/queues.md,
 // and an elided wait orders the *whole* next operation), the drain runs
 // the ring's ready prefix from its head and sleeps at the first operation
 // that still waits. A slot holds up to max_waits device waits; more

@@ -18,7 +18,7 @@
 // Size:          `error` is 24 bytes; `result<T>` is max(sizeof(T), 24)
 //                plus a discriminator, padded to alignof(T).
 // Configuration: CAUSAL_ASSERT_LEVEL (checked access to the wrong member).
-// See also:      <causal/config.hpp>, DESIGN.md §13.
+// See also:      <causal/config.hpp>, docs/errors.md.
 #pragma once
 
 #include <causal/config.hpp>

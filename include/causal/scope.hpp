@@ -31,7 +31,7 @@
 //                The destructor calls cancel_all() then wait_idle().
 // Size:          about 128 bytes with the native park word.
 // Configuration: none.
-// See also:      <causal/process.hpp>, <causal/executor.hpp>, DESIGN.md §8.
+// See also:      <causal/process.hpp>, <causal/executor.hpp>, docs/executor.md.
 #pragma once
 
 #include <causal/config.hpp>

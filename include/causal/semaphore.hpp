@@ -17,7 +17,7 @@
 // Submitted vs reached. A queue that submits a future signal records its
 // frontier with `submit_signal(v, f, producer)` before the device reaches
 // it; `frontier_at(v)` then answers "submitted, not reached" with the
-// producer entry (the (axis, epoch) of the signalling operation, DESIGN §3),
+// producer entry (the (axis, epoch) of the signalling operation, docs/frontiers.md),
 // which is what wait elision checks. A value with no submitted signal has no
 // frontier at all, so a wait-before-signal can never be elided. Submitted
 // records wait in a table sorted by value (two queues may submit 5, then 3).
@@ -105,7 +105,7 @@
 //                (pending_grows or pending_bounded); scope at creation;
 //                CAUSAL_ENABLE_TRACE_HOOKS (also compiles the observer
 //                hook sites out when 0).
-// See also:      ../shared/DESIGN.md §4, <causal/queue.hpp>,
+// See also:      docs/semaphores.md, <causal/queue.hpp>,
 //                <causal/ext/park_word.hpp>, <causal/trace_sink.hpp>.
 #pragma once
 
@@ -186,7 +186,7 @@ struct imported_frontier {
   /// `exact` is false, or, for a tainted value, what was known at the taint
   /// watermark with the taint bit set.
   Frontier frontier;
-  /// The signalling operation's own entry (DESIGN §3), or {axis{0}, 0}
+  /// The signalling operation's own entry (docs/frontiers.md), or {axis{0}, 0}
   /// when none was recorded (host signals, inexact and tainted answers).
   frontier_entry producer{};
   /// The value of the signal the frontier came from (0 when merged).

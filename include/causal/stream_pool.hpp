@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Copyright 2026 The causal Authors
 //
-// stream_pool: stream-ordered allocation (DESIGN.md §6, seeds/
-// invocation-model.md "Stream-ordered Allocations"): `stream_alloca(pool,
+// stream_pool: stream-ordered allocation (docs/buffers.md):
+// `stream_alloca(pool,
 // size, wait, signal)` and `stream_dealloca(pool, buffer, wait, signal)` are
 // scheduled exactly like invocations, so transient memory is reserved just
 // before the work that needs it runs and returned just after.
@@ -59,7 +59,7 @@
 // Configuration: Executor (default causal::executor), Fence (default
 //                causal::fence), MaxBlocks (default 64); quota, alignment
 //                (default 256) and an optional arena base at construction.
-// See also:      DESIGN.md §6, <causal/pool.hpp>, <causal/invoke.hpp>,
+// See also:      docs/buffers.md, <causal/pool.hpp>, <causal/invoke.hpp>,
 //                <causal/fence.hpp>.
 //
 // Naming: glibc defines `alloca` as a function-like macro (<alloca.h>,
@@ -137,7 +137,7 @@ class stream_pool_queue {
   }
   void learn(const frontier_type& f) noexcept {
     // The pool's own axis is pinned: overflow never evicts the entry that
-    // proves its frees (DESIGN.md §3).
+    // proves its frees (docs/frontiers.md).
     if constexpr (frontier_type::overflow_type::rejects) {
       if (!knowledge_.merge(f, axis_)) knowledge_.set_tainted();
     } else {

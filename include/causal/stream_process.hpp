@@ -5,8 +5,7 @@
 // single dispatches -- in the order one producer pushes them into a
 // fixed-capacity ring, without recording a command buffer.
 //
-// Model (DESIGN.md §8 "streaming process", seeds/task-system.md "Streaming
-// process"). One producer thread calls fill(dst, byte, n), copy(dst, src,
+// Model (docs/executor.md "Process kinds"). One producer thread calls fill(dst, byte, n), copy(dst, src,
 // n) and dispatch(fn, data); each writes one 32-byte command into a ring of
 // `Capacity` slots and publishes it by advancing the tail. The process has
 // wake budget 1, so the executor keeps it on its immediate list and drains
@@ -63,7 +62,7 @@
 // Configuration: Capacity (power of two, >= 2, default 256);
 //                Traits::drain_quantum (default 64).
 // See also:      <causal/block_processor.hpp>, <causal/process.hpp>,
-//                <causal/executor.hpp>, DESIGN.md §8.
+//                <causal/executor.hpp>, docs/executor.md.
 #pragma once
 
 #include <causal/config.hpp>

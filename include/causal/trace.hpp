@@ -3,7 +3,7 @@
 //
 // trace: tooling over <causal/trace_sink.hpp> — a sink that records every
 // event, a writer of Chrome/Perfetto trace-event JSON and a writer of the
-// submitted DAG as Graphviz DOT (DESIGN §12).
+// submitted DAG as Graphviz DOT (docs/observability.md).
 //
 // Model. Install one `recording_sink` on the queues and semaphores (and,
 // through the process hooks, the executor) you want to see, run, then hand
@@ -62,7 +62,7 @@
 // Configuration: the axis layout of the writers (template argument,
 //                default_axis_layout) for axis text.
 // See also:      <causal/trace_sink.hpp>, <causal/queue.hpp>,
-//                <causal/semaphore.hpp>, ../shared/DESIGN.md §12.
+//                <causal/semaphore.hpp>, docs/observability.md.
 #pragma once
 
 #include <causal/axis.hpp>

@@ -2,7 +2,7 @@
 // Copyright 2026 The causal Authors
 //
 // trace_sink: the interface through which queues, semaphores and processes
-// report what they decided (DESIGN §12), and the small event structs they
+// report what they decided (docs/observability.md), and the small event structs they
 // report it with. Costs one predictable branch when nobody listens.
 //
 // Model. A producer (basic_queue, basic_semaphore; processes and the
@@ -50,7 +50,7 @@
 // Configuration: CAUSAL_ENABLE_TRACE_HOOKS (default 1).
 // See also:      <causal/trace.hpp> (recording sink, Chrome JSON and DOT
 //                writers), <causal/queue.hpp>, <causal/semaphore.hpp>,
-//                ../shared/DESIGN.md §12.
+//                docs/observability.md.
 #pragma once
 
 #include <causal/axis.hpp>
@@ -94,7 +94,7 @@ inline constexpr std::uint32_t trace_no_worker = 0xffffffffu;
 /// behind an earlier deferred submission).
 inline constexpr std::uint32_t trace_no_wait = 0xffffffffu;
 
-/// How a queue met one wait (DESIGN §5 tiers 0-2; tier 3 is a deferral of
+/// How a queue met one wait (docs/queues.md tiers 0-2; tier 3 is a deferral of
 /// the whole submission, reported by on_queue_deferral).
 enum class trace_tier : std::uint8_t {
   reached,     ///< tier 0: value already reached; frontier imported

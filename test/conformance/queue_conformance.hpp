@@ -2,7 +2,7 @@
 // Copyright 2026 The causal Authors
 //
 // The queue conformance suite: what every adapter's queue must do, written
-// once and instantiated per adapter (STYLE.md b.1.5; the CPU adapter is the
+// once and instantiated per adapter (the CPU adapter is the
 // reference). It speaks only through a queue's submit/stats/knowledge and
 // host-side semaphores, so a device adapter passes it unchanged.
 //
@@ -273,7 +273,7 @@ TEMPLATE_TEST_CASE("conformance: a failed wait fails the waiting operation's sig
 TEMPLATE_TEST_CASE("conformance: a failed wait fails the queue: later operations never run and "
                    "no later epoch completes",
                    "[conformance][failure]", CAUSAL_CONFORMANCE_FIXTURES) {
-  // DESIGN.md §5: (axis, e) in a frontier means every operation of the
+  // docs/queues.md: (axis, e) in a frontier means every operation of the
   // queue up to e completed. If a queue ran on past an operation whose wait
   // failed, its later signals would carry a frontier that claims the failed
   // operation, and a consumer could elide its wait on the failed value

@@ -21,7 +21,7 @@
 // Run: .ci/fuzz (clang, libFuzzer + ASan + UBSan, CAUSAL_FUZZ_SECONDS=60).
 // The seed corpus in corpus/frontier_deserialize/ is also replayed by
 // replay_main.cpp as the unit test `fuzz_corpus_replay`, under any compiler.
-// See also: <causal/frontier_wire.hpp>, DESIGN.md §3 "Wire format".
+// See also: <causal/frontier_wire.hpp>, docs/frontiers.md "Wire format".
 
 #include <causal/frontier.hpp>
 #include <causal/frontier_wire.hpp>

@@ -10,7 +10,7 @@
 // SKIP; a binary that cannot run exits 77 through "skip.hpp" instead.
 //
 // Thread safety: Catch2 assertions must be made from the test's own thread.
-// See also:      test/support/main.cpp, STYLE.md b.7 and b.8.
+// See also:      test/support/main.cpp.
 #pragma once
 
 #if __has_include(<catch2/catch_all.hpp>)

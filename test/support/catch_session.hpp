@@ -14,7 +14,7 @@
 // threads CAUSAL_TEST_HOGS asks for (hogs.hpp).
 //
 // Thread safety: call once, from main().
-// See also:      test/support/main.cpp, STYLE.md b.7.
+// See also:      test/support/main.cpp.
 #pragma once
 
 namespace causal::test {

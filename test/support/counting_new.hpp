@@ -21,7 +21,7 @@
 //                that must see another thread's allocations joins it first.
 // Blocking/allocation: none of these functions blocks or allocates.
 // Size:          not applicable.
-// See also:      test/support/counting_new.cpp, STYLE.md b.6 and b.8.
+// See also:      test/support/counting_new.cpp.
 #pragma once
 
 #include <cstdint>

@@ -8,7 +8,7 @@
 // single test case cannot be skipped this way without hiding the others.
 //
 // Thread safety: call from the main thread before starting other threads.
-// See also:      STYLE.md b.8 ("Device availability").
+// See also:      test/meson.build (how skipped tests are counted).
 #pragma once
 
 #include <cstdio>

@@ -102,7 +102,7 @@ std::vector<frontier_entry> entries_of(const F& f) {
 
 }  // namespace
 
-//===-- seed examples (seeds/frontiers.md) -------------------------------------===//
+//===-- worked examples of the frontier operations --------------------------===//
 
 TEST_CASE("frontier: merge({A:5,B:3}, {A:2,B:7,C:4}) = {A:5,B:7,C:4}", "[frontier][seed][merge]") {
   const frontier a{{A, 5}, {B, 3}};

@@ -9,7 +9,7 @@
 // ordering the acquirer's next operation; several waits only without a
 // usable producer timeline; the block with the fewest waits wins); the
 // soundness rule for tainted death frontiers; isolation between unrelated
-// workloads (DESIGN.md §6); splitting and merging; every error path, each
+// workloads (docs/buffers.md); splitting and merging; every error path, each
 // leaving the pool unchanged; the counters; and the promise that acquire
 // and release never allocate.
 //

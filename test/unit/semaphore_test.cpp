@@ -648,7 +648,7 @@ TEST_CASE("semaphore: a witnessed signal heals only when its frontier is complet
   CHECK(s.taint_watermark() == 0);
   CHECK(s.is_tainted(4));
   CHECK(present(s.frontier_at(4)).value_tainted);
-  // With a producer entry the same overflow is complete (DESIGN §3).
+  // With a producer entry the same overflow is complete (docs/frontiers.md).
   REQUIRE(s.signal(5, overflowed, frontier_entry{A, 5}));
   CHECK(s.taint_watermark() == 5);
   CHECK_FALSE(s.is_tainted(1));

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Copyright 2026 The causal Authors
 //
-// sim_claims_test: the qualitative claims of
-// ../shared/seeds/frontiers-vs-binary-events.md, pinned with the numbers
-// the simulator measures -- and, where DESIGN.md corrects the seed
-// (section 6, isolation), the true behaviour. Every run must also pass the
+// sim_claims_test: the qualitative claims of the events-vs-frontiers
+// comparison (docs/observability.md), pinned with the numbers the
+// simulator measures -- and, where a claim is too strong (isolation of
+// independent workloads, docs/buffers.md), the true behaviour. Every run must also pass the
 // simulator's own soundness check (no operation before its dependencies,
 // no buffer reused before its previous owner's last use).
 
@@ -151,7 +151,7 @@ TEST_CASE("sim claims: buffer reuse -- one death frontier per buffer lifetime, o
 }
 
 TEST_CASE("sim claims: independent workloads share a pool without cross-workload waits only "
-          "once the freeing workload retired (DESIGN.md section 6)", "[sim][claims][isolation]") {
+          "once the freeing workload retired (docs/buffers.md)", "[sim][claims][isolation]") {
   SECTION("B submitted after A's free completed: zero cross-workload waits, no A axis in B") {
     const sim::scenario s = load(independent(true));
     const auto frontiers = run_checked(s, sim::model::frontiers);

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Copyright 2026 The causal Authors
 //
-// checker: the synchronization hazard checker of DESIGN.md §11. It records
+// checker: the synchronization hazard checker of docs/hazard_checker.md. It records
 // a command stream (<causal/check/command_model.hpp>) and computes the
-// execution dependency orders `<` and `<_region` of
-// ../shared/seeds/vulkan-execution-dependencies.md with vector clocks, then
+// execution dependency orders `<` and `<_region` of Vulkan's
+// synchronization chapter (execution and memory dependencies) with vector clocks, then
 // reports every hazard of the seed's memory rules and every racing event
 // operation.
 //
@@ -83,7 +83,7 @@
 // Size:          O(commands + sync commands x stages x clock size).
 // Configuration: none.
 // See also:      <causal/check/reference.hpp>, <causal/check/stream_text.hpp>,
-//                <causal/check/dot.hpp>, DESIGN.md §11.
+//                <causal/check/dot.hpp>, docs/hazard_checker.md.
 #pragma once
 
 #include <causal/check/command_model.hpp>

@@ -3,7 +3,7 @@
 //
 // command_model: the hazard checker's own small model of a recorded GPU
 // command stream: pipeline stages and their masks, access types, memory
-// ranges, and the commands of ../shared/seeds/vulkan-execution-dependencies.md
+// ranges, and the commands of Vulkan's synchronization model
 // (action commands, pipeline barriers, events, render passes with subpass
 // dependencies, semaphores, submission markers). No Vulkan header is used;
 // the stage and access bit values match Vulkan 1.0's so a recorder can pass
@@ -27,7 +27,7 @@
 //                members, so building one allocates.
 // Size:          not a hot-path type.
 // Configuration: none.
-// See also:      <causal/check/checker.hpp>, DESIGN.md §11.
+// See also:      <causal/check/checker.hpp>, docs/hazard_checker.md.
 #pragma once
 
 #include <causal/config.hpp>

@@ -2,7 +2,7 @@
 // Copyright 2026 The causal Authors
 //
 // reference: the seed's execution dependency graph built literally, every
-// explicit edge of ../shared/seeds/vulkan-execution-dependencies.md (with
+// explicit edge of Vulkan's execution and memory dependency rules (with
 // the interpretations listed in <causal/check/checker.hpp>), and its
 // transitive closure by brute force. It exists to be obviously right, not
 // fast: tests compare the vector-clock checker's every verdict with it and

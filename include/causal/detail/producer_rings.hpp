@@ -57,7 +57,7 @@
 //                glibc does with one small allocation).
 // Size:          per ring, three cache lines of indices and tokens plus
 //                8 * slots bytes of slots (8 rings of 1024: about 66 KiB).
-// See also:      <causal/executor.hpp>, DESIGN.md §8.
+// See also:      <causal/executor.hpp>, docs/executor.md.
 #pragma once
 
 #include <causal/config.hpp>

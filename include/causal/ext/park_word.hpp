@@ -42,7 +42,7 @@
 //                variable (about 96 bytes with glibc).
 // Configuration: CAUSAL_USE_CONDVAR_WAIT (default: 1 under TSan, else 0).
 // See also:      <causal/config.hpp>, <causal/semaphore.hpp>,
-//                <causal/executor.hpp>, DESIGN.md §8.
+//                <causal/executor.hpp>, docs/executor.md.
 #pragma once
 
 #include <causal/config.hpp>

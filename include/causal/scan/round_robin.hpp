@@ -8,7 +8,7 @@
 // cursor, which the executor starts at worker * (slots / workers) so that
 // workers spread over the array. After a visit the cursor moves past the
 // visited slot, so every runnable process is visited in turn: simple, fair,
-// predictable (seeds/task-system.md). A miss costs one revolution: N
+// predictable. A miss costs one revolution: N
 // relaxed loads, N/8 cache lines, all read-shared.
 //
 // Thread safety: stateless; the cursor is the worker's own.

@@ -12,7 +12,7 @@
 // slot and re-validates it, so a policy may work from a stale view; if the
 // slot turned out not to be runnable the executor calls pick() again (at
 // most `view.size()` times per scan). The order of visits *is* the
-// scheduling policy (seeds/task-system.md, "Scan policy"):
+// scheduling policy (docs/executor.md):
 //
 //   scan::round_robin       next runnable slot after the last one visited
 //   scan::priority_ordered  the runnable slot of highest priority
@@ -39,7 +39,7 @@
 // Size:          scan_cursor is 16 bytes; stateless policies are empty.
 // Configuration: Traits::scan_policy, Traits::compute_slots.
 // See also:      <causal/executor.hpp>, <causal/scan/round_robin.hpp>,
-//                DESIGN.md §8.
+//                docs/executor.md.
 #pragma once
 
 #include <causal/config.hpp>

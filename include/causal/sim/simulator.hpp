@@ -53,7 +53,7 @@
 // See also:      <causal/queue.hpp>, <causal/semaphore.hpp>,
 //                <causal/pool.hpp>, <causal/collective.hpp>,
 //                <causal/trace.hpp>, examples/scenarios/README.md,
-//                ../shared/seeds/frontiers-vs-binary-events.md.
+//                docs/observability.md.
 #pragma once
 
 #include <causal/axis.hpp>

@@ -4,7 +4,7 @@
 // cpu::queue: the CPU adapter's queue -- a causal queue (one axis, wait
 // elision, frontiers) whose device is a queue process on an executor.
 //
-// Model (DESIGN.md §10 "cpu"). A `cpu::basic_queue` puts together the
+// Model (docs/adapters.md "cpu"). A `cpu::basic_queue` puts together the
 // device-independent core, causal::basic_queue, and the CPU "device", a
 // causal::basic_queue_process bound to an executor (queue_process.hpp).
 // submit(waits, signals, op) runs the core's tiers: waits it can prove are
