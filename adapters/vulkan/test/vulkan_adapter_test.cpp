@@ -228,6 +228,36 @@ TEST_CASE("vulkan: a queue destroyed while holding a batch fails its signals; wh
   CHECK(f.log() == std::vector<int>{1});
 }
 
+TEST_CASE("vulkan: a queue whose sent batch waits for an external value that never arrives is "
+          "destroyed by its deadline, failing its axis; the batch stays pending and runs later",
+          "[vulkan][failure][teardown]") {
+  causal::completion_tracker tracker;
+  causal_vk_test::vulkan_fixture<causal::vulkan::submit_path::automatic, false> f(
+      &tracker, [](causal::vulkan::device_options& o) {
+        o.queue_teardown_timeout = std::chrono::milliseconds(200);
+      });
+  auto& gate = f.make_semaphore();
+  gate.mark_external();  // its values come from outside: the batch is sent, not held
+  auto& out = f.make_semaphore();
+  causal::axis_allocator axes;  // the fixture makes no queue here: no clash
+  const causal::axis a = axes.allocate(0, causal::domain::queue).value();
+  {
+    causal::vulkan::queue q(f.device(), f.hardware(), a);
+    REQUIRE(q.setup_status());
+    REQUIRE(q.submit({{&gate, 1}}, {{&out, 1}}, f.op(1)));
+    CHECK(q.held_count() == 0);
+    CHECK(q.driver_stats().batches == 1);
+  }  // without a deadline this waits for gate = 1 forever
+  CHECK(tracker.axis_status(a).code() == causal::errc::timeout);
+  CHECK(f.device().abandoned_count() == 1);
+  CHECK_FALSE(out.failure());  // the batch may still run
+  // The value arrives late: the abandoned batch runs and signals as usual.
+  f.external_signal(gate, 1);
+  REQUIRE(out.wait_for(1, std::chrono::seconds(20)));
+  REQUIRE(f.finish());
+  CHECK(f.log() == std::vector<int>{1});
+}
+
 TEST_CASE("vulkan: a pipeline deeper than the inline tables is submitted whole before anything "
           "is sent",
           "[vulkan][submit_ahead]") {

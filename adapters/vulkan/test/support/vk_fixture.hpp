@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -95,7 +96,9 @@ class vulkan_fixture {
   static constexpr bool waits_before_signal = causal::vulkan::backend::waits_before_signal;
   static constexpr std::uint32_t log_capacity = 1024;
 
-  explicit vulkan_fixture(causal::completion_tracker* tracker = nullptr)
+  /// `adjust` may change the device options before the device is made.
+  explicit vulkan_fixture(causal::completion_tracker* tracker = nullptr,
+                          const std::function<void(causal::vulkan::device_options&)>& adjust = {})
       : h_(&global()),
         log_(*h_, 4 * (log_capacity + 1), vk::BufferUsageFlagBits::eStorageBuffer),
         kernel_(h_->device, log_tag_spirv, 1, 4),
@@ -105,6 +108,7 @@ class vulkan_fixture {
     options.external_semaphore_fd = h_->external_semaphore_fd;
     options.path = Path;
     options.tracker = tracker;
+    if (adjust) adjust(options);
     device_ = std::make_unique<causal::vulkan::device>(h_->instance, h_->physical, h_->device, options);
     if (!device_->setup_status()) throw std::runtime_error("vulkan::device setup failed");
     hw_ = device_->get_hardware_queue(h_->family, 0).value();

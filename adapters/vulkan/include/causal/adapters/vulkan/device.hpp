@@ -42,7 +42,8 @@
 //                waiter thread sleeps in vkWaitSemaphores.
 // Size:          a few hundred bytes plus one heap node per hardware queue.
 // Configuration: device_options (submit path, synchronization2, external
-//                semaphore fds, completion tracker, proc-addr loader).
+//                semaphore fds, completion tracker, proc-addr loader, queue
+//                teardown deadline).
 // See also:      ../shared/DESIGN.md §4, §5 and §10,
 //                <causal/adapters/vulkan/semaphore.hpp>,
 //                <causal/adapters/vulkan/queue.hpp>, adapters/vulkan/README.md.
@@ -130,6 +131,11 @@ struct device_options {
   completion_tracker* tracker = nullptr;
   /// The loader entry point; null means the linked vkGetInstanceProcAddr.
   PFN_vkGetInstanceProcAddr get_instance_proc_addr = nullptr;
+  /// How long a queue's destructor waits for the batches it sent to the
+  /// driver. Past it the queue gives up instead of hanging (a batch may
+  /// wait for an external value that never arrives): see ~queue in
+  /// <causal/adapters/vulkan/queue.hpp>.
+  std::chrono::milliseconds queue_teardown_timeout{10'000};
 };
 
 /// Converts a VkResult into a causal error (ok for VK_SUCCESS).
@@ -223,11 +229,25 @@ class device {
   device(const device&) = delete;
   device& operator=(const device&) = delete;
 
-  /// Stops the waiter thread. Precondition: every semaphore, queue and
-  /// buffer pool made on this device is gone.
+  /// Stops the waiter thread and releases the objects of queues that were
+  /// destroyed with work still pending (see abandon()): those whose
+  /// timeline has reached the last value sent are destroyed, the others
+  /// are leaked, since destroying objects pending work uses is undefined
+  /// behaviour. Idle the VkDevice first (vkDeviceWaitIdle) when that work
+  /// can still finish. Precondition: every semaphore, queue and buffer pool
+  /// made on this device is gone.
   ~device() {
     stop_waiter();
     CAUSAL_ASSERT(members_.empty(), "vulkan::device destroyed before its semaphores and queues");
+    for (const abandoned& a : abandoned_) {
+      std::uint64_t reached = 0;
+      if (fn_.get_semaphore_counter_value(vk_device(), a.timeline, &reached) != VK_SUCCESS ||
+          reached < a.last_value) {
+        continue;  // still in use by the device, or the device is gone: leak
+      }
+      fn_.destroy_semaphore(vk_device(), a.timeline, nullptr);
+      if (a.command_pool != VK_NULL_HANDLE) fn_.destroy_command_pool(vk_device(), a.command_pool, nullptr);
+    }
   }
 
   //===-- observers -------------------------------------------------------===//
@@ -399,6 +419,25 @@ class device {
   }
   /// True when some queue holds submissions on the host.
   [[nodiscard]] bool any_held() const noexcept { return held_.load(std::memory_order_seq_cst) > 0; }
+
+  /// Takes over the epoch timeline and command pool of a queue destroyed
+  /// while the device may still run batches that use them (its teardown
+  /// deadline passed): the device destroys them in its destructor once the
+  /// timeline shows `last_value`. Allocates; if memory runs out they are
+  /// leaked (never destroyed under pending work).
+  void abandon(VkSemaphore timeline, std::uint64_t last_value, VkCommandPool command_pool) noexcept {
+    std::lock_guard lock(members_mutex_);
+    try {
+      abandoned_.push_back(abandoned{timeline, last_value, command_pool});
+    } catch (...) {
+    }
+  }
+
+  /// Objects taken over by abandon() and not released yet.
+  [[nodiscard]] std::size_t abandoned_count() const noexcept {
+    std::lock_guard lock(members_mutex_);
+    return abandoned_.size();
+  }
 
   /// Tells the waiter thread (if running) that new work was submitted that
   /// its current wait set may not cover.
@@ -573,8 +612,16 @@ class device {
 
   // Lock order: wait_mutex_ -> members_mutex_. Queue locks
   // are only try-locked under members_mutex_ (kick).
-  std::recursive_mutex members_mutex_;
+  /// A destroyed queue's objects that pending device work may still use.
+  struct abandoned {
+    VkSemaphore timeline;
+    std::uint64_t last_value;
+    VkCommandPool command_pool;
+  };
+
+  mutable std::recursive_mutex members_mutex_;
   detail::member_list members_;
+  std::vector<abandoned> abandoned_;
   std::vector<std::unique_ptr<hardware_queue>> hardware_queues_;
 
   std::mutex waiter_control_;

@@ -67,11 +67,14 @@
 //                queue's mutex, the semaphores' locks, and the vk::Queue's
 //                submit mutex around the driver call. The destructor drops
 //                held batches and waits for the sent ones (unless the
-//                device is lost).
+//                device is lost), at most queue_teardown_timeout (then it
+//                fails the queue with `timeout` and leaves them pending;
+//                see ~queue).
 // Size:          sizeof(basic_queue<frontier, backend>) (~6 KiB) plus the
 //                backend: (inline_held + 1) batches of ~1.3 KiB, and more
 //                on the heap once more batches were held at once.
-// Configuration: command_list::capacity (8 command buffers per operation),
+// Configuration: device_options::queue_teardown_timeout (10 s),
+//                command_list::capacity (8 command buffers per operation),
 //                backend::max_waits (32 device waits per batch),
 //                backend::inline_held (16 batches held without allocating).
 // See also:      ../shared/DESIGN.md §5 and §10, <causal/queue.hpp>,
@@ -279,6 +282,15 @@ class backend {
       progressed = true;
     }
     return progressed;
+  }
+
+  /// Queue teardown past its deadline: hands the epoch timeline and the
+  /// barrier's command pool, which batches still pending on the device
+  /// use, to the device (device::abandon) instead of destroying them.
+  void abandon() noexcept {
+    const VkSemaphore handle = timeline_.release_handle();
+    if (handle == VK_NULL_HANDLE) return;
+    device_->abandon(handle, sent_epoch(), std::exchange(pool_, VK_NULL_HANDLE));
   }
 
   /// Drops every held batch with `e` and fails the queue with it (queue
@@ -588,6 +600,18 @@ class queue {
   /// everything sent and idles the vk::Queue (skipped once the device is
   /// lost), unregisters, and retires the axis in the tracker. Destroy
   /// semaphores a queue signals after the queue.
+  ///
+  /// The wait for sent batches is bounded by
+  /// device_options::queue_teardown_timeout (a batch may wait for an
+  /// external value that never arrives). Past it the destructor returns
+  /// without idling the vk::Queue: the epoch timeline and the queue's tracker
+  /// axis fail with `errc::timeout`, and the batches stay pending on the
+  /// device, since Vulkan cannot take back submitted work. They still run
+  /// if their waits are ever satisfied: the timeline and the barrier's
+  /// command pool they use go to the device (device::abandon), which
+  /// releases them when it is destroyed; the caller must likewise keep the
+  /// command buffers and the semaphores they use alive until then (the
+  /// semaphores they signal are reached by polls as usual if they run).
   ~queue() {
     {
       holder h(*this);
@@ -595,8 +619,16 @@ class queue {
           error{errc::cancelled, "vulkan::queue destroyed while holding the submission"});
       update_held();
     }
-    (void)wait_idle();
-    if (!device_->lost()) {
+    const status idle =
+        wait_idle(semaphore::clock::now() + device_->options().queue_teardown_timeout);
+    const bool pending_on_device =
+        !idle && idle.code() == errc::timeout && !device_->lost() && !timeline().failed();
+    if (pending_on_device) {
+      fail(error{errc::timeout,
+                 "vulkan::queue destroyed with batches still pending on the device past "
+                 "queue_teardown_timeout (they stay pending)",
+                 core_.completed_epoch()});
+    } else if (!device_->lost()) {
       // The epoch timeline reaching its last value does not mean the driver
       // is done touching the batch's objects (lavapipe's queue thread may
       // still be finishing the signal): idle the vk::Queue before the
@@ -605,8 +637,10 @@ class queue {
       std::lock_guard lock(hw.submit_mutex());
       (void)device_->fn().queue_wait_idle(static_cast<VkQueue>(hw.handle()));
     }
-    (void)poll();
+    if (!pending_on_device) (void)poll();
     device_->detach(member_);
+    // After detach: the waiter thread no longer reads the timeline's handle.
+    if (pending_on_device) core_.backend().abandon();
     core_.backend().hardware().remove_user();
     if (tracked_) (void)device_->tracker()->retire_axis(core_.axis());
     std::lock_guard lock(mutex_);

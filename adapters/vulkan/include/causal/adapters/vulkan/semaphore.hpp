@@ -58,6 +58,7 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <utility>
 
 CAUSAL_BEGIN_NAMESPACE
 
@@ -366,6 +367,14 @@ class semaphore : private causal::semaphore {
       device_->attach(member_);
       attached_ = true;
     }
+  }
+
+  /// Gives up the VkSemaphore (the caller destroys it, or hands it to
+  /// device::abandon); the destructor then destroys nothing. For an
+  /// unattached epoch timeline whose queue is going away.
+  VkSemaphore release_handle() noexcept {
+    std::lock_guard lock(mutex_);
+    return std::exchange(handle_, VK_NULL_HANDLE);
   }
 
   /// Fails the host half only (no kick): for callers that may hold a
