@@ -21,6 +21,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -51,7 +52,142 @@ void raw_submit(causal::vulkan::hardware_queue& hw, vk::CommandBuffer cb) {
   hw.handle().submit(vk::SubmitInfo({}, {}, cb));
 }
 
+/// A loader that reports the physical device with changes a test chooses
+/// (no synchronization2 feature, a small timeline value-difference limit),
+/// to reach code paths lavapipe's real answers do not.
+namespace altered_device {
+
+inline bool hide_synchronization2 = false;
+inline std::uint64_t timeline_limit = 0;  // 0: the real one
+inline PFN_vkGetPhysicalDeviceFeatures2 real_features2 = nullptr;
+inline PFN_vkGetPhysicalDeviceProperties2 real_properties2 = nullptr;
+
+VKAPI_ATTR void VKAPI_CALL features2(VkPhysicalDevice pd, VkPhysicalDeviceFeatures2* out) {
+  real_features2(pd, out);
+  if (!hide_synchronization2) return;
+  for (auto* s = static_cast<VkBaseOutStructure*>(out->pNext); s != nullptr; s = s->pNext) {
+    if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES) {
+      reinterpret_cast<VkPhysicalDeviceSynchronization2Features*>(s)->synchronization2 = VK_FALSE;
+    } else if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES) {
+      reinterpret_cast<VkPhysicalDeviceVulkan13Features*>(s)->synchronization2 = VK_FALSE;
+    }
+  }
+}
+
+VKAPI_ATTR void VKAPI_CALL properties2(VkPhysicalDevice pd, VkPhysicalDeviceProperties2* out) {
+  real_properties2(pd, out);
+  if (timeline_limit == 0) return;
+  for (auto* s = static_cast<VkBaseOutStructure*>(out->pNext); s != nullptr; s = s->pNext) {
+    if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_PROPERTIES) {
+      reinterpret_cast<VkPhysicalDeviceTimelineSemaphoreProperties*>(s)
+          ->maxTimelineSemaphoreValueDifference = timeline_limit;
+    }
+  }
+}
+
+VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL get_instance_proc_addr(VkInstance instance, const char* name) {
+  const PFN_vkVoidFunction real = vkGetInstanceProcAddr(instance, name);
+  if (std::strcmp(name, "vkGetPhysicalDeviceFeatures2") == 0 ||
+      std::strcmp(name, "vkGetPhysicalDeviceFeatures2KHR") == 0) {
+    real_features2 = reinterpret_cast<PFN_vkGetPhysicalDeviceFeatures2>(real);
+    return reinterpret_cast<PFN_vkVoidFunction>(&features2);
+  }
+  if (std::strcmp(name, "vkGetPhysicalDeviceProperties2") == 0 ||
+      std::strcmp(name, "vkGetPhysicalDeviceProperties2KHR") == 0) {
+    real_properties2 = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(real);
+    return reinterpret_cast<PFN_vkVoidFunction>(&properties2);
+  }
+  return real;
+}
+
+/// Resets the alterations when a test ends.
+struct scope {
+  scope(bool hide_sync2, std::uint64_t limit) {
+    hide_synchronization2 = hide_sync2;
+    timeline_limit = limit;
+  }
+  scope(const scope&) = delete;
+  scope& operator=(const scope&) = delete;
+  ~scope() {
+    hide_synchronization2 = false;
+    timeline_limit = 0;
+  }
+};
+
+}  // namespace altered_device
+
 }  // namespace
+
+TEST_CASE("vulkan: without the synchronization2 feature the device submits with vkQueueSubmit, "
+          "and refuses an explicit submit2 path at setup",
+          "[vulkan][synchronization2]") {
+  const altered_device::scope altered(/*hide_sync2=*/true, 0);
+  const auto no_sync2 = [](causal::vulkan::device_options& o) {
+    o.synchronization2 = true;  // the caller's claim, which the device contradicts
+    o.get_instance_proc_addr = &altered_device::get_instance_proc_addr;
+  };
+  {
+    causal_vk_test::vulkan_fixture<causal::vulkan::submit_path::automatic, false> f(nullptr, no_sync2);
+    CHECK_FALSE(f.device().synchronization2_supported());
+    CHECK_FALSE(f.device().uses_submit2());
+    // Any vkQueueSubmit2 would be a call the device does not support.
+    f.device().fn().queue_submit2 = [](VkQueue, std::uint32_t, const VkSubmitInfo2*, VkFence) {
+      return VK_ERROR_FEATURE_NOT_PRESENT;
+    };
+    auto& q = f.make_queue();
+    auto& s = f.make_semaphore();
+    REQUIRE(q.submit({}, {{&s, 1}}, f.op(1)));
+    REQUIRE(q.submit({{&s, 1}}, {}, f.op(2)));
+    REQUIRE(f.finish());
+    CHECK(f.log() == std::vector<int>{1, 2});
+  }
+  causal::vulkan::device_options explicit_submit2;
+  no_sync2(explicit_submit2);
+  explicit_submit2.path = causal::vulkan::submit_path::submit2;
+  auto& h = causal_vk_test::global();
+  causal::vulkan::device refused(h.instance, h.physical, h.device, explicit_submit2);
+  CHECK(refused.setup_status().code() == causal::errc::failed_precondition);
+  // The real device (lavapipe) has the feature.
+  causal::vulkan::device real(h.instance, h.physical, h.device);
+  REQUIRE(real.setup_status());
+  CHECK(real.synchronization2_supported() == h.synchronization2);
+}
+
+TEST_CASE("vulkan: signals and waits further than maxTimelineSemaphoreValueDifference are refused",
+          "[vulkan][timeline_limit][errors]") {
+  constexpr std::uint64_t limit = 1000;
+  const altered_device::scope altered(false, limit);
+  vk_submit2_polled f(nullptr, [](causal::vulkan::device_options& o) {
+    o.get_instance_proc_addr = &altered_device::get_instance_proc_addr;
+  });
+  REQUIRE(f.device().max_timeline_value_difference() == limit);
+  auto& q = f.make_queue();
+  auto& s = f.make_semaphore();
+  auto& t = f.make_semaphore();
+  // Host signal: a jump past the limit is refused, nothing changes.
+  auto far = s.signal(limit + 1);
+  REQUIRE_FALSE(far);
+  CHECK(far.code() == causal::errc::invalid_argument);
+  CHECK(s.value() == 0);
+  CHECK(s.device_value().value() == 0);
+  REQUIRE(s.signal(limit));
+  // Queue signal and wait: refused before any effect.
+  auto r = q.submit({}, {{&s, 2 * limit + 1}}, f.op(1));
+  REQUIRE_FALSE(r);
+  CHECK(r.error_value().code() == causal::errc::invalid_argument);
+  auto w = q.submit({{&t, limit + 1}}, {}, f.op(2));
+  REQUIRE_FALSE(w);
+  CHECK(w.error_value().code() == causal::errc::invalid_argument);
+  CHECK(q.epoch() == 0);
+  CHECK(s.issued_count() == 0);
+  // At the limit: fine.
+  REQUIRE(q.submit({}, {{&s, 2 * limit}}, f.op(3)));
+  REQUIRE(t.signal(limit));
+  REQUIRE(q.submit({{&t, limit}}, {}, f.op(4)));
+  REQUIRE(s.wait_for(2 * limit, std::chrono::seconds(20)));
+  REQUIRE(f.finish());
+  CHECK(f.log() == std::vector<int>{3, 4});
+}
 
 TEST_CASE("vulkan: synchronization validation catches a missing barrier between submissions (control)",
           "[vulkan][validation]") {

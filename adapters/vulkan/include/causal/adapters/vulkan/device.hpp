@@ -116,12 +116,20 @@ struct dispatch {
   // Instance level, for the physical device.
   PFN_vkGetPhysicalDeviceMemoryProperties get_physical_device_memory_properties = nullptr;
   PFN_vkGetPhysicalDeviceProperties get_physical_device_properties = nullptr;
+  /// optional (VK 1.1 or VK_KHR_get_physical_device_properties2)
+  PFN_vkGetPhysicalDeviceFeatures2 get_physical_device_features2 = nullptr;
+  /// optional (as get_physical_device_features2)
+  PFN_vkGetPhysicalDeviceProperties2 get_physical_device_properties2 = nullptr;
+  PFN_vkGetPhysicalDeviceQueueFamilyProperties get_physical_device_queue_family_properties = nullptr;
 };
 
 /// How the caller created the VkDevice, and what the adapter may use.
 struct device_options {
   /// The synchronization2 feature is enabled (VK 1.3 core or the KHR
-  /// extension). Vulkan cannot be asked which features a device enabled.
+  /// extension). Vulkan cannot be asked which features a device enabled,
+  /// only which the physical device has: when it lacks synchronization2,
+  /// this claim is ignored (submit_path::automatic falls back to
+  /// vkQueueSubmit; submit_path::submit2 fails setup).
   bool synchronization2 = true;
   /// VK_KHR_external_semaphore_fd is enabled (export/import by fd).
   bool external_semaphore_fd = false;
@@ -265,6 +273,18 @@ class device {
 
   /// True when queues submit with vkQueueSubmit2.
   [[nodiscard]] bool uses_submit2() const noexcept { return submit2_; }
+  /// True when the physical device has the synchronization2 feature
+  /// (VkPhysicalDeviceSynchronization2Features, VK 1.3 or the KHR extension).
+  [[nodiscard]] bool synchronization2_supported() const noexcept { return synchronization2_supported_; }
+  /// VkPhysicalDeviceTimelineSemaphoreProperties::maxTimelineSemaphoreValueDifference:
+  /// how far a signal or wait may be from a timeline's current value.
+  /// The spec's minimum (2^31 - 1) when the device cannot be asked.
+  [[nodiscard]] std::uint64_t max_timeline_value_difference() const noexcept {
+    return max_timeline_difference_;
+  }
+  /// Queue families of the physical device
+  /// (vkGetPhysicalDeviceQueueFamilyProperties).
+  [[nodiscard]] std::uint32_t queue_family_count() const noexcept { return queue_family_count_; }
   /// True when semaphores can be exported and imported as fds.
   [[nodiscard]] bool has_external_semaphore_fd() const noexcept {
     return options_.external_semaphore_fd && fn_.get_semaphore_fd != nullptr &&
@@ -505,26 +525,66 @@ class device {
     dload(fn_.unmap_memory, "vkUnmapMemory");
     iload(fn_.get_physical_device_memory_properties, "vkGetPhysicalDeviceMemoryProperties");
     iload(fn_.get_physical_device_properties, "vkGetPhysicalDeviceProperties");
+    iload(fn_.get_physical_device_queue_family_properties, "vkGetPhysicalDeviceQueueFamilyProperties");
+    auto iload_optional = [&](auto& slot, const char* name, const char* alt) {
+      auto p = gipa(inst, name);
+      if (p == nullptr) p = gipa(inst, alt);
+      slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(p);
+    };
+    iload_optional(fn_.get_physical_device_features2, "vkGetPhysicalDeviceFeatures2",
+                   "vkGetPhysicalDeviceFeatures2KHR");
+    iload_optional(fn_.get_physical_device_properties2, "vkGetPhysicalDeviceProperties2",
+                   "vkGetPhysicalDeviceProperties2KHR");
     if (missing) {
       return error{errc::failed_precondition,
                    "vulkan::device: a required entry point is missing (timeline semaphores need "
                    "VK 1.2 or VK_KHR_timeline_semaphore)"};
     }
-    const bool can_submit2 = options_.synchronization2 && fn_.queue_submit2 != nullptr &&
-                             fn_.cmd_pipeline_barrier2 != nullptr;
+    query_physical_device();
+    const bool can_submit2 = options_.synchronization2 && synchronization2_supported_ &&
+                             fn_.queue_submit2 != nullptr && fn_.cmd_pipeline_barrier2 != nullptr;
     switch (options_.path) {
       case submit_path::automatic: submit2_ = can_submit2; break;
       case submit_path::legacy: submit2_ = false; break;
       case submit_path::submit2:
         if (!can_submit2) {
           return error{errc::failed_precondition,
-                       "vulkan::device: submit_path::submit2 needs synchronization2 and "
-                       "vkQueueSubmit2"};
+                       synchronization2_supported_
+                           ? "vulkan::device: submit_path::submit2 needs synchronization2 enabled "
+                             "(device_options) and vkQueueSubmit2"
+                           : "vulkan::device: submit_path::submit2, but the physical device has "
+                             "no synchronization2 feature"};
         }
         submit2_ = true;
         break;
     }
     return status{};
+  }
+
+  /// Asks the physical device what the adapter relies on: the
+  /// synchronization2 feature, the timeline value-difference limit and the
+  /// number of queue families. Without vkGetPhysicalDevice*2, assumes no
+  /// synchronization2 and the spec's minimum limit.
+  void query_physical_device() noexcept {
+    const auto physical = static_cast<VkPhysicalDevice>(physical_);
+    fn_.get_physical_device_queue_family_properties(physical, &queue_family_count_, nullptr);
+    if (fn_.get_physical_device_features2 != nullptr) {
+      VkPhysicalDeviceSynchronization2Features sync2{
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES, nullptr, VK_FALSE};
+      VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &sync2, {}};
+      fn_.get_physical_device_features2(physical, &features);
+      synchronization2_supported_ = sync2.synchronization2 == VK_TRUE;
+    }
+    if (fn_.get_physical_device_properties2 != nullptr) {
+      VkPhysicalDeviceTimelineSemaphoreProperties timeline{
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_PROPERTIES, nullptr, 0};
+      VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                             &timeline, {}};
+      fn_.get_physical_device_properties2(physical, &properties);
+      if (timeline.maxTimelineSemaphoreValueDifference != 0) {
+        max_timeline_difference_ = timeline.maxTimelineSemaphoreValueDifference;
+      }
+    }
   }
 
   void wake_waiter() noexcept {
@@ -605,6 +665,10 @@ class device {
   dispatch fn_{};
   status setup_{};
   bool submit2_ = false;
+  bool synchronization2_supported_ = false;
+  /// The spec's minimum for maxTimelineSemaphoreValueDifference.
+  std::uint64_t max_timeline_difference_ = (std::uint64_t{1} << 31) - 1;
+  std::uint32_t queue_family_count_ = 0;
 
   std::atomic<bool> lost_{false};
   error lost_error_{};

@@ -556,7 +556,10 @@ class backend {
 /// A causal queue on a vk::Queue; see the file comment. Its submit has the
 /// signature and error contract of `basic_queue::submit`, plus: an
 /// operation with more than command_list::capacity buffers, or a semaphore
-/// of another device (`invalid_argument`); memory exhausted while a table
+/// of another device (`invalid_argument`); a wait or signal value further
+/// from its semaphore's current value than the device's
+/// maxTimelineSemaphoreValueDifference (`invalid_argument`, naming the
+/// value); memory exhausted while a table
 /// of held batches or issued values grows (`resource_exhausted`); a lost
 /// device (`device_lost`). Nothing changes on these errors. Any number of
 /// batches may be held and of signals outstanding.
@@ -659,8 +662,13 @@ class queue {
     }
     if (auto e = device_->lost(); e) return *e;
     for (std::size_t i = 0; i < waits.size(); ++i) {
-      if (waits[i].semaphore != nullptr && &waits[i].semaphore->owner() != device_) {
+      if (waits[i].semaphore == nullptr) continue;
+      if (&waits[i].semaphore->owner() != device_) {
         return error{errc::invalid_argument, "submit: wait on a semaphore of another device", i};
+      }
+      // Checked even for waits the core will elide (conservative).
+      if (status d = waits[i].semaphore->check_value_difference(waits[i].value); !d) {
+        return d.error_value();
       }
     }
     for (std::size_t i = 0; i < signals.size(); ++i) {
@@ -669,6 +677,7 @@ class queue {
       if (&s->owner() != device_) {
         return error{errc::invalid_argument, "submit: signal of a semaphore of another device", i};
       }
+      if (status d = s->check_value_difference(signals[i].value); !d) return d.error_value();
       // Room for the value this submission will issue, before any effect.
       if (status room = s->make_issue_room(); !room) return room.error_value();
     }

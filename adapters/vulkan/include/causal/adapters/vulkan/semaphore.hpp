@@ -175,6 +175,21 @@ class semaphore : private causal::semaphore {
     return sent_.load(std::memory_order_seq_cst);
   }
 
+  /// Ok when a device signal or wait of `v` would stay within the device's
+  /// maxTimelineSemaphoreValueDifference of the current counter (Vulkan
+  /// leaves going further undefined); else `invalid_argument` naming `v`.
+  /// Reads the counter only when the host value is too far behind.
+  [[nodiscard]] status check_value_difference(std::uint64_t v) const noexcept {
+    const std::uint64_t limit = device_->max_timeline_value_difference();
+    if (v <= base::value() || v - base::value() <= limit) return status{};
+    const result<std::uint64_t> now = device_value();
+    if (now && (v <= *now || v - *now <= limit)) return status{};
+    return error{errc::invalid_argument,
+                 "vulkan::semaphore: value further from the current one than "
+                 "maxTimelineSemaphoreValueDifference allows",
+                 v};
+  }
+
   /// Reads the Vulkan counter directly (diagnostics; does not advance the
   /// host half).
   [[nodiscard]] result<std::uint64_t> device_value() const noexcept {
@@ -191,7 +206,8 @@ class semaphore : private causal::semaphore {
   /// held submissions. Errors (nothing changes): the failure, `v` not above
   /// the value (`not_increasing`), `v` at or above a value a queue has
   /// issued and the device not yet reached (`invalid_argument`: Vulkan
-  /// requires a timeline to increase in execution order).
+  /// requires a timeline to increase in execution order), `v` further above
+  /// the value than maxTimelineSemaphoreValueDifference (`invalid_argument`).
   status signal(std::uint64_t v, const frontier_type& f = frontier_type{}) noexcept {
     status out;
     {
@@ -207,6 +223,13 @@ class semaphore : private causal::semaphore {
                      "vulkan::semaphore::signal: a queue has issued a signal at or below this "
                      "value that the device has not reached",
                      issued_[0]};
+      }
+      // After the poll the host value is the counter's.
+      if (v - base::value() > device_->max_timeline_value_difference()) {
+        return error{errc::invalid_argument,
+                     "vulkan::semaphore::signal: value further above the payload than "
+                     "maxTimelineSemaphoreValueDifference allows",
+                     v};
       }
       const VkSemaphoreSignalInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, nullptr, handle_, v};
       const VkResult r = device_->fn().signal_semaphore(device_->vk_device(), &info);
