@@ -24,6 +24,7 @@
 #include <causal/config.hpp>
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string_view>
 #include <type_traits>
@@ -91,6 +92,23 @@ class error {
   const char* message_ = "ok";
   std::uint64_t position_ = 0;
 };
+
+namespace detail {
+
+/// What `result::value()` on an error reports: the error itself (its code,
+/// message and position), not only that there was one, through
+/// CAUSAL_ASSERT_HANDLER (which aborts by default). Out of line and cold:
+/// value()'s fast path stays one test.
+CAUSAL_NOINLINE inline void report_value_of_error(const error& e, const char* file, int line) noexcept {
+  char text[320];
+  const std::string_view code = to_string(e.code());
+  std::snprintf(text, sizeof text, "result::value() called on an error: %.*s: %s (position %llu)",
+                static_cast<int>(code.size()), code.data(), e.message().data(),
+                static_cast<unsigned long long>(e.position()));
+  CAUSAL_ASSERT_HANDLER("has_value()", text, file, line);
+}
+
+}  // namespace detail
 
 /// Either a `T` or an `error`. Accessing the absent member is a
 /// precondition violation (CAUSAL_ASSERT), never undefined behaviour at
@@ -161,15 +179,15 @@ class [[nodiscard]] result {
 
   /// Returns the value. Precondition: `has_value()`.
   [[nodiscard]] constexpr T& value() & noexcept {
-    CAUSAL_ASSERT(has_value_, "result::value() called on an error");
+    check_has_value();
     return value_;
   }
   [[nodiscard]] constexpr const T& value() const& noexcept {
-    CAUSAL_ASSERT(has_value_, "result::value() called on an error");
+    check_has_value();
     return value_;
   }
   [[nodiscard]] constexpr T&& value() && noexcept {
-    CAUSAL_ASSERT(has_value_, "result::value() called on an error");
+    check_has_value();
     return std::move(value_);
   }
   [[nodiscard]] constexpr T& operator*() & noexcept { return value(); }
@@ -200,6 +218,12 @@ class [[nodiscard]] result {
     } else {
       std::destroy_at(&error_);
     }
+  }
+
+  constexpr void check_has_value() const noexcept {
+#if CAUSAL_ASSERT_LEVEL >= 1
+    if (!has_value_) [[unlikely]] detail::report_value_of_error(error_, __FILE__, __LINE__);
+#endif
   }
 
   union {
