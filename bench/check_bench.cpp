@@ -3,12 +3,13 @@
 //
 // check_bench: throughput of the synchronization hazard checker
 // (<causal/check/checker.hpp>, vector clocks) against the brute-force
-// transitive closure of the seed's explicit edges
+// transitive closure of the explicit edges of Vulkan's dependency rules
 // (<causal/check/reference.hpp>), on growing stream lengths.
 //
-// Why it matters. The seed warns that its rules, implemented literally,
-// give O(n^2) edges; the checker promises near-linear cost so it can run
-// over a whole frame's (or a whole capture's) command stream. docs/hazard_checker.md.
+// Why it matters. Vulkan's execution dependency rules, implemented
+// literally, give O(n^2) edges; the checker promises near-linear cost so it
+// can run over a whole frame's (or a whole capture's) command stream
+// (docs/hazard_checker.md).
 //
 // What runs. A synthetic frame loop, 8 to 12 commands per frame on fresh
 // (transient) resources each frame: a compute dispatch writes a buffer, a

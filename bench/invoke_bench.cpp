@@ -3,9 +3,9 @@
 //
 // invoke_bench: what an invocation costs end to end -- submit, fn runs on a
 // worker once its fence is reached, the signal fence is observed by the
-// host -- on the seed's pipelined DAG, next to a std::async/future chain
-// and a oneTBB flow graph (when libtbb-dev is installed); and the round
-// trip of a stream-ordered alloca/dealloca.
+// host -- on the pipelined DAG of examples/04_pipelined_dag.cpp, next to a
+// std::async/future chain and a oneTBB flow graph (when libtbb-dev is
+// installed); and the round trip of a stream-ordered alloca/dealloca.
 //
 // Why it matters. async_invoke is the user-facing way to schedule work
 // (docs/invocations.md): its overhead bounds how small an invocation can be
@@ -17,7 +17,7 @@
 //
 // What runs. Names are `<case>/<impl>`, 2 workers, real time:
 //
-//   dag/<impl>           the seed DAG (fn0..fn4 over fences a, b, c; fn3
+//   dag/<impl>           the pipelined DAG (fn0..fn4 over fences a, b, c; fn3
 //                        waits on nothing; empty bodies) submitted up front,
 //                        a signalled, c waited for by the host; us per DAG
 //     causal               async_invoke on per-producer timelines (each run

@@ -34,7 +34,7 @@
 //   submit_one_wait/binary_event      binary events: looks up the event of the
 //                                     (producer, consumer) pair and always
 //                                     issues the wait
-//   transitive/<impl>              the seed's three-queue DAG, whole: A
+//   transitive/<impl>              the three-queue transitivity DAG, whole: A
 //                                  signals S1; B waits S1, signals S2; C waits
 //                                  S1 and S2; then the device completes all
 //                                  three. causal issues 2 device waits (C's S1
@@ -452,7 +452,7 @@ void submit_one_wait_binary_event(benchmark::State& state) {
   set_counters(state, rt.device);
 }
 
-//===-- transitive: the seed's three-queue DAG -----------------------------------===//
+//===-- transitive: the three-queue transitivity DAG ----------------------------===//
 
 void transitive_causal(benchmark::State& state) {
   auto a = std::make_unique<causal_queue>(queue_axis(1));

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Copyright 2026 The causal Authors
 //
-// 01_frontier_basics: the frontier operations of the seed document, computed
+// 01_frontier_basics: the frontier operations of docs/frontiers.md, computed
 // by the library and printed, one story per section:
 //   1. merge is the join of two causal histories;
 //   2. dominance answers "are this operation's prerequisites satisfied?";

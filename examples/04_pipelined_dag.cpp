@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Copyright 2026 The causal Authors
 //
-// 04_pipelined_dag: the seed's pipelined execution (invocation-model.md,
-// "Pipelined Execution"), submitted up front with no host wait in between:
+// 04_pipelined_dag: the pipelined DAG of docs/invocations.md, five
+// invocations submitted up front with no host wait in between:
 //
 //   fence a --> fn0 --> fence b --+--> fn1 --+
 //                                 +--> fn2 --+
@@ -42,7 +42,7 @@ int main() {
   // Timelines first: they outlive the executor, so no worker is still
   // inside a signal of theirs when they go.
   causal::timeline s;
-  std::puts("1. the seed's DAG, submitted up front");
+  std::puts("1. the pipelined DAG, submitted up front");
   // [snippet:pipelined_dag]
   causal::timeline user, t0, t1, t2, t3, t4;
   causal::executor ex{causal::executor_options{.worker_count = 2}};

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Copyright 2026 The causal Authors
 //
-// 05_stateful_program: the seed's TrivialKernel (invocation-model.md,
-// "Internal State"). A program owns its state and an internal timeline;
-// each call waits for the previous one and signals the next value, so
+// 05_stateful_program: a stateful program (docs/invocations.md), the trivial
+// kernel: a matrix state with set, matmul and get. A program owns its state
+// and an internal timeline; each call waits for the previous one and signals
+// the next value, so
 //
 //   m.set(input); m.matmul(a); m.matmul(b); m.matmul(c); output = m.get();
 //
@@ -53,7 +54,7 @@ struct trivial_kernel {
   std::string calls;
 };
 
-/// The seed's TrivialKernel: every export is a call on the program.
+/// The trivial kernel as a program: every export is a call on the program.
 class trivial_program {
  public:
   explicit trivial_program(causal::executor& ex) : program_(ex) {}

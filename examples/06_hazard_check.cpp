@@ -11,9 +11,9 @@
 //
 // Exit status: 0 when the stream is clean, 2 when it has hazards, 1 on bad
 // input (the error names the line). With no file it checks a built-in
-// sample (the seed's memory example, once as written and once without its
-// flush), checks that the verdicts are the seed's, and exits 0 or 1, so it
-// runs as a test. Sample streams: examples/streams/*.txt.
+// sample (the memory-barrier example, once as written and once without its
+// flush), checks the expected verdicts (clean, then two hazards), and exits
+// 0 or 1, so it runs as a test. Sample streams: examples/streams/*.txt.
 //
 // Build by hand: c++ -std=c++20 -I include examples/06_hazard_check.cpp
 #include <causal/check/checker.hpp>
@@ -113,10 +113,12 @@ int main(int argc, char** argv) {
     if (!o.ok) return 1;
     return o.hazards == 0 ? 0 : 2;
   }
-  // Built-in sample: the seed's verdicts.
-  const outcome clean = check_text(sample_clean, "seed memory example", nullptr, quiet);
-  const outcome broken = check_text(sample_no_flush, "seed memory example without the flush", dot_path, quiet);
-  const bool as_seed = clean.ok && clean.hazards == 0 && broken.ok && broken.hazards == 2;
-  std::printf("%s\n", as_seed ? "verdicts match the seed" : "FAIL: verdicts differ from the seed");
-  return as_seed ? 0 : 1;
+  // Built-in sample: the memory-barrier example is clean; without its flush
+  // draw2's read is unflushed and the GLOBAL invalidate meets dirty memory.
+  const outcome clean = check_text(sample_clean, "memory-barrier example", nullptr, quiet);
+  const outcome broken = check_text(sample_no_flush, "memory-barrier example without the flush", dot_path, quiet);
+  const bool as_expected = clean.ok && clean.hazards == 0 && broken.ok && broken.hazards == 2;
+  std::printf("%s\n", as_expected ? "verdicts as expected: clean, then 2 hazards"
+                                  : "FAIL: verdicts differ from the expected (clean, then 2 hazards)");
+  return as_expected ? 0 : 1;
 }

@@ -122,7 +122,7 @@ void print_table(const sim::scenario& s, const std::array<sim::run_result, 3>& r
                 u(t.events_created), u(t.host_queries), u(t.metadata_bytes), u(t.tracking_entries),
                 u(t.cross_workload_waits), t.makespan);
   }
-  if (!s.claim.empty()) std::printf("   seed: %s\n", s.claim.c_str());
+  if (!s.claim.empty()) std::printf("   claim: %s\n", s.claim.c_str());
   const sim::run_result& f = runs[2];
   for (std::size_t i = 0; i < s.ops.size(); ++i) {
     if (!s.ops[i].show_frontier) continue;

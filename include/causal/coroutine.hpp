@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Copyright 2026 The causal Authors
 //
-// coroutine: a C++20 coroutine run as a causal::process (the seed's "VM
-// invocation" process). It co_awaits semaphore values, sleeps while it
-// waits, and is resumed by a worker once a timepoint has woken it.
+// coroutine: a C++20 coroutine run as a causal::process, for an invocation
+// written as straight-line code that waits part-way through. It co_awaits
+// semaphore values, sleeps while it waits, and is resumed by a worker once a
+// timepoint has woken it.
 //
 // Model (docs/executor.md). `causal::coroutine_process f(...)` is a coroutine
 // whose promise embeds a process; the returned handle owns the frame. The

@@ -215,7 +215,7 @@ struct default_executor_traits {
 
   /// Number of compute slots: how many multi-worker processes can be
   /// scanned at once (more go to the overflow list until a slot frees up).
-  /// Power of two. 64 is the seed's number; a miss scans N/8 cache lines.
+  /// Power of two. A miss scans N/8 cache lines of slot words (8 for 64).
   static constexpr std::size_t compute_slots = 64;
 
   /// How many further workers each woken worker wakes (wake tree). 2 gives

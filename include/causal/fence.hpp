@@ -12,16 +12,16 @@
 // inline (at most Capacity points, default 8), so a fence is a value: cheap
 // to copy (Capacity * 16 + 8 bytes), never allocating; exceeding Capacity is
 // `errc::capacity_exceeded` and leaves the fence unchanged. The empty fence
-// is reached at once (the seed's `None`).
+// is reached at once: it is how a call says "wait on nothing".
 //
 // One signaller per value. Timeline values strictly increase (semaphore.hpp:
 // a non-increasing signal is an error), so a value has exactly one producer.
-// Where several pieces of work must all finish before a point (the seed's
-// fence_c, signalled by fn1, fn2, fn3 and fn4), give each its own timeline
-// and join their points into one fence: the join *is* the barrier. This is
-// how the seed's single-timeline pseudo-code is made sound: with one timeline
-// the first finisher would move it past every other's value (and fn3, which
-// waits on nothing, could release fn1 before fn0 has run).
+// Where several pieces of work must all finish before a point (fence c of
+// the pipelined DAG in examples/04_pipelined_dag.cpp, signalled by fn1, fn2,
+// fn3 and fn4), give each its own timeline and join their points into one
+// fence: the join *is* the barrier. A single shared timeline would be
+// unsound: the first finisher would move it past every other's value (and
+// fn3, which waits on nothing, could release fn1 before fn0 has run).
 //
 // Waiting. `wait_until(deadline)` blocks the calling host thread until every
 // point is reached (ok), some semaphore fails (its failure; destroyed first:

@@ -57,12 +57,12 @@
 //   Otherwise `errc::resource_exhausted`, and nothing changed.
 //
 // A tainted death frontier is never reused by dominance alone: it needs its
-// producer covered, retired, or waited for. Isolation (docs/buffers.md, which
-// corrects the seed): a block freed by an unrelated workload A is reused by
-// B with zero waits only once A's axis has retired past the death epoch;
-// that path does not import A's frontier, so B's knowledge stays free of A's
-// axes. The device waits of (c) are issued outside any submission, so they
-// order q's *next* submission and are counted here, not in q.stats().
+// producer covered, retired, or waited for. Isolation (docs/buffers.md,
+// "Isolation between workloads"): a block freed by an unrelated workload A is
+// reused by B with zero waits only once A's axis has retired past the death
+// epoch; that path does not import A's frontier, so B's knowledge stays free
+// of A's axes. The device waits of (c) are issued outside any submission, so
+// they order q's *next* submission and are counted here, not in q.stats().
 //
 // Blocks are split on reuse (the tail stays free with the same death
 // frontier and producer) when a spare descriptor exists. On release a block

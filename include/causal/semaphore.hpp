@@ -9,10 +9,11 @@
 // records (v, f) in a ring of the last HistoryDepth reached signals. A
 // waiter on S >= v imports the frontier of the *first* signal that reached
 // >= v (`frontier_at`), never that of a later one: a consumer that waits for
-// 2 after S already moved to 5 learns what was known at 2 (seed scenario
-// "late waiter"). When v has left the ring the answer is the merge of every
-// record that left it, flagged inexact: a superset, and sound as knowledge
-// because a record only leaves the ring once its value is reached.
+// 2 after S already moved to 5 learns what was known at 2 (the "late
+// waiter" scenario, examples/scenarios/09_late_waiter.json). When v has left
+// the ring the answer is the merge of every record that left it, flagged
+// inexact: a superset, and sound as knowledge because a record only leaves
+// the ring once its value is reached.
 //
 // Submitted vs reached. A queue that submits a future signal records its
 // frontier with `submit_signal(v, f, producer)` before the device reaches

@@ -17,7 +17,7 @@
 //
 // Run: build with clang and -Dfuzzing=enabled, then
 //   ./check_stream_text_fuzz test/fuzz/corpus/check_stream_text
-// The seed corpus is replayed by the unit test `check_fuzz_corpus_replay`.
+// The starting corpus is replayed by the unit test `check_fuzz_corpus_replay`.
 
 #include <causal/check/checker.hpp>
 #include <causal/check/dot.hpp>

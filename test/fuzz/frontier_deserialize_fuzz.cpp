@@ -19,7 +19,7 @@
 // crash and saves as a reproducer.
 //
 // Run: .ci/fuzz (clang, libFuzzer + ASan + UBSan, CAUSAL_FUZZ_SECONDS=60).
-// The seed corpus in corpus/frontier_deserialize/ is also replayed by
+// The starting corpus in corpus/frontier_deserialize/ is also replayed by
 // replay_main.cpp as the unit test `fuzz_corpus_replay`, under any compiler.
 // See also: <causal/frontier_wire.hpp>, docs/frontiers.md "Wire format".
 

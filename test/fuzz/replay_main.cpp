@@ -2,7 +2,7 @@
 // Copyright 2026 The causal Authors
 //
 // replay_main: runs saved fuzz inputs through LLVMFuzzerTestOneInput without
-// libFuzzer, so a seed corpus (and every reproducer added to it) is a plain
+// libFuzzer, so a starting corpus (and every reproducer added to it) is a plain
 // regression test under any compiler.
 //
 // Usage: fuzz_replay <file-or-directory>...

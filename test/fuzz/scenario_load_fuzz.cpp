@@ -17,7 +17,7 @@
 //
 // Run: build with clang and -Dfuzzing=enabled, then
 //   ./scenario_load_fuzz test/fuzz/corpus/scenario_load -max_total_time=60
-// The seed corpus (the shipped scenarios plus malformed variants) is also
+// The starting corpus (the shipped scenarios plus malformed variants) is also
 // replayed by replay_main.cpp as the unit test `fuzz_scenario_replay`.
 // See also: examples/scenarios/README.md.
 

@@ -2,12 +2,12 @@
 // Copyright 2026 The causal Authors
 //
 // Tests for <causal/check/checker.hpp> and <causal/check/dot.hpp>: the
-// seed's own examples (the draw -> barrier(VERTEX|TRANSFER -> TOP) -> draw
+// textbook examples (the draw -> barrier(VERTEX|TRANSFER -> TOP) -> draw
 // graph, and the memory-barrier example with and without its flush and its
 // invalidate), then one hand-built stream per rule: each hazard kind,
 // events, render passes and subpass dependencies (EXTERNAL and BY_REGION),
 // by-region barriers, semaphores across queues, layout transitions,
-// extractStages, self-coherence inside one command, bad input, and DOT.
+// extract_stages, self-coherence inside one command, bad input, and DOT.
 // Streams are written in the text format of <causal/check/stream_text.hpp>.
 
 #include <causal/check/checker.hpp>
@@ -71,7 +71,7 @@ struct checked {
   }
 };
 
-const char* seed_memory_example = R"(
+const char* memory_barrier_example = R"(
 queue gfx
 draw gfx name=draw1 write=VERTEX_SHADER:SHADER_WRITE:img_1[0:1,0:1]
 barrier gfx name=b src=VERTEX_SHADER|TRANSFER dst=FRAGMENT_SHADER|TOP global=0:SHADER_READ image=SHADER_WRITE:0:img_1[0:1,0:1]
@@ -86,7 +86,7 @@ constexpr stage all_stage_list[] = {
 
 }  // namespace
 
-TEST_CASE("check: extractStages expands ALL_GRAPHICS and ALL_COMMANDS without TOP and BOTTOM", "[check][stages]") {
+TEST_CASE("check: extract_stages expands ALL_GRAPHICS and ALL_COMMANDS without TOP and BOTTOM", "[check][stages]") {
   STATIC_REQUIRE(extract_stages(bit(stage::vertex_shader)) == (1u << 3));
   const stage_set g = extract_stages(all_graphics_bit);
   CHECK(contains(g, stage::draw_indirect));
@@ -101,7 +101,7 @@ TEST_CASE("check: extractStages expands ALL_GRAPHICS and ALL_COMMANDS without TO
   CHECK_FALSE(contains(a, stage::bottom_of_pipe));
 }
 
-TEST_CASE("check: the seed's draw -> barrier(VERTEX|TRANSFER -> TOP) -> draw graph", "[check][seed]") {
+TEST_CASE("check: the textbook draw -> barrier(VERTEX|TRANSFER -> TOP) -> draw graph", "[check][example]") {
   checked t(R"(
 queue gfx
 draw gfx name=draw1
@@ -132,13 +132,13 @@ draw gfx name=draw2
   CHECK(t.hazards.empty());
 }
 
-TEST_CASE("check: the seed's memory-barrier example is clean; without flush or invalidate it is not",
-          "[check][seed][memory]") {
-  checked clean(seed_memory_example);
+TEST_CASE("check: the memory-barrier example is clean; without flush or invalidate it is not",
+          "[check][example][memory]") {
+  checked clean(memory_barrier_example);
   INFO(clean.report());
   CHECK(clean.hazards.empty());
 
-  std::string no_flush = seed_memory_example;
+  std::string no_flush = memory_barrier_example;
   no_flush.replace(no_flush.find("image=SHADER_WRITE:0"), 20, "image=0:0");
   checked a(no_flush);
   // The unflushed write is also invalidated dirty by the GLOBAL invalidate.
@@ -152,13 +152,13 @@ TEST_CASE("check: the seed's memory-barrier example is clean; without flush or i
         "read without flush+invalidate: draw1 (gfx) VERTEX_SHADER SHADER_WRITE -> draw2 (gfx) FRAGMENT_SHADER "
         "SHADER_READ on img_1[0:1,0:1]");
 
-  std::string no_invalidate = seed_memory_example;
+  std::string no_invalidate = memory_barrier_example;
   no_invalidate.replace(no_invalidate.find("global=0:SHADER_READ"), 20, "global=0:UNIFORM_READ");
   checked b(no_invalidate);
   CHECK(b.kinds() == std::vector<hazard_kind>{hazard_kind::read_without_visibility});
 
   // a flush that covers only part of the read range is not enough
-  std::string partial = seed_memory_example;
+  std::string partial = memory_barrier_example;
   partial.replace(partial.find("read=FRAGMENT_SHADER:SHADER_READ:img_1[0:1,0:1]"), 47,
                   "read=FRAGMENT_SHADER:SHADER_READ:img_1");
   checked c(partial);
@@ -496,7 +496,7 @@ TEST_CASE("check: bad command sequences are rejected with a clear error and chan
 }
 
 TEST_CASE("check: DOT output draws commands, dependencies and hazards", "[check][dot]") {
-  std::string text = seed_memory_example;
+  std::string text = memory_barrier_example;
   text.replace(text.find("image=SHADER_WRITE:0"), 20, "image=0:0");
   checked t(text);
   const std::string dot = to_dot(t.s, t.ck);

@@ -6,9 +6,10 @@
 // BY_REGION, events, render passes with subpass dependencies, semaphores,
 // buffer and image barriers with layout transitions), every order verdict
 // of the vector-clock checker, for both `<` and `<_region` and every pair of
-// queryable points, equals the brute-force transitive closure of the seed's
-// explicit edges (<causal/check/reference.hpp>), and the hazard lists are
-// equal. The seed is fixed; a failure prints the stream.
+// queryable points, equals the brute-force transitive closure of the
+// explicit edges of Vulkan's dependency rules (<causal/check/reference.hpp>),
+// and the hazard lists are equal. The random seed is fixed; a failure prints
+// the stream.
 
 #include <causal/check/checker.hpp>
 #include <causal/check/reference.hpp>

@@ -16,8 +16,8 @@ namespace {
 using namespace causal::check;
 }
 
-TEST_CASE("stream_text: the seed's memory example parses to the model", "[check][text]") {
-  auto s = parse_stream(R"(# the seed's second example
+TEST_CASE("stream_text: the memory-barrier example parses to the model", "[check][text]") {
+  auto s = parse_stream(R"(# the memory-barrier example
 queue gfx
 draw gfx name=draw1 write=VERTEX_SHADER:SHADER_WRITE:img_1[0:1,0:1]
 barrier gfx src=VERTEX_SHADER|TRANSFER dst=FRAGMENT_SHADER|TOP global=0:SHADER_READ image=SHADER_WRITE:0:img_1[0:1,2:4]

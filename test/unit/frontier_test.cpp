@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 // Copyright 2026 The causal Authors
 //
-// Tests for <causal/frontier.hpp>: the seed examples, invariants,
-// observers, merge (in place, pure, mixed capacities, the same-axes fast
-// path), overflow under evict_and_taint, pinned merges, reject_overflow,
-// from_entries, dominance and the soundness rule on both sides, compare,
-// find_undominated, constexpr use, a user overflow policy, the text form,
-// and the promise that hot paths never allocate.
+// Tests for <causal/frontier.hpp>: worked examples of merge, dominance,
+// insert_or_raise and transitivity, invariants, observers, merge (in place,
+// pure, mixed capacities, the same-axes fast path), overflow under
+// evict_and_taint, pinned merges, reject_overflow, from_entries, dominance
+// and the soundness rule on both sides, compare, find_undominated, constexpr
+// use, a user overflow policy, the text form, and the promise that hot paths
+// never allocate.
 //
 // Axes are written A, B, C, ... = m0.queue.1, m0.queue.2, ...; a frontier
 // {A:5, B:3} is written `frontier{{A, 5}, {B, 3}}`.
@@ -104,7 +105,7 @@ std::vector<frontier_entry> entries_of(const F& f) {
 
 //===-- worked examples of the frontier operations --------------------------===//
 
-TEST_CASE("frontier: merge({A:5,B:3}, {A:2,B:7,C:4}) = {A:5,B:7,C:4}", "[frontier][seed][merge]") {
+TEST_CASE("frontier: merge({A:5,B:3}, {A:2,B:7,C:4}) = {A:5,B:7,C:4}", "[frontier][example][merge]") {
   const frontier a{{A, 5}, {B, 3}};
   const frontier b{{A, 2}, {B, 7}, {C, 4}};
   const frontier expected{{A, 5}, {B, 7}, {C, 4}};
@@ -116,30 +117,30 @@ TEST_CASE("frontier: merge({A:5,B:3}, {A:2,B:7,C:4}) = {A:5,B:7,C:4}", "[frontie
   CHECK_FALSE(in_place.tainted());
 }
 
-TEST_CASE("frontier: dominates({A:5,B:7,C:4}, {A:3,B:7}) is true", "[frontier][seed][dominates]") {
+TEST_CASE("frontier: dominates({A:5,B:7,C:4}, {A:3,B:7}) is true", "[frontier][example][dominates]") {
   CHECK(causal::dominates(frontier{{A, 5}, {B, 7}, {C, 4}}, frontier{{A, 3}, {B, 7}}));
 }
 
 TEST_CASE("frontier: dominates({A:5,B:7}, {A:3,C:4}) is false (C unknown)",
-          "[frontier][seed][dominates]") {
+          "[frontier][example][dominates]") {
   CHECK_FALSE(causal::dominates(frontier{{A, 5}, {B, 7}}, frontier{{A, 3}, {C, 4}}));
 }
 
 TEST_CASE("frontier: insert_or_raise({A:5,B:3}, C, 4) = {A:5,B:3,C:4}",
-          "[frontier][seed][insert]") {
+          "[frontier][example][insert]") {
   frontier f{{A, 5}, {B, 3}};
   f.insert_or_raise(C, 4);
   CHECK(f == frontier{{A, 5}, {B, 3}, {C, 4}});
 }
 
-TEST_CASE("frontier: insert_or_raise({A:5,B:3}, A, 8) = {A:8,B:3}", "[frontier][seed][insert]") {
+TEST_CASE("frontier: insert_or_raise({A:5,B:3}, A, 8) = {A:8,B:3}", "[frontier][example][insert]") {
   frontier f{{A, 5}, {B, 3}};
   f.insert_or_raise(A, 8);
   CHECK(f == frontier{{A, 8}, {B, 3}});
 }
 
 TEST_CASE("frontier: knowledge is transitive: Q_C learns A:5 through Q_B without meeting Q_A",
-          "[frontier][seed][transitivity]") {
+          "[frontier][example][transitivity]") {
   causal::axis_allocator axes{0};
   const axis qa = axes.allocate(0, causal::domain::queue).value();
   const axis qb = axes.allocate(1, causal::domain::queue).value();
@@ -722,8 +723,9 @@ TEST_CASE("frontier: find_undominated returns the requirement's type", "[frontie
 //===-- constexpr ------------------------------------------------------------------------===//
 
 namespace {
-constexpr frontier seed_a{{A, 5}, {B, 3}};
-constexpr frontier seed_b{{A, 2}, {B, 7}, {C, 4}};
+// The operands of the worked merge example above.
+constexpr frontier example_a{{A, 5}, {B, 3}};
+constexpr frontier example_b{{A, 2}, {B, 7}, {C, 4}};
 
 constexpr evicting<2> evicted_at_compile_time() {
   evicting<2> f{{A, 4}, {B, 9}};
@@ -731,7 +733,7 @@ constexpr evicting<2> evicted_at_compile_time() {
   return f;
 }
 constexpr frontier inserted_at_compile_time() {
-  frontier f = seed_a;
+  frontier f = example_a;
   f.insert_or_raise(C, 4);
   f.insert_or_raise(A, 8);
   return f;
@@ -749,19 +751,19 @@ constexpr bool pinned_at_compile_time() {
 }  // namespace
 
 TEST_CASE("frontier: operations are usable in constant expressions", "[frontier][constexpr]") {
-  STATIC_REQUIRE(causal::merge(seed_a, seed_b) == frontier{{A, 5}, {B, 7}, {C, 4}});
+  STATIC_REQUIRE(causal::merge(example_a, example_b) == frontier{{A, 5}, {B, 7}, {C, 4}});
   STATIC_REQUIRE(causal::dominates(frontier{{A, 5}, {B, 7}, {C, 4}}, frontier{{A, 3}, {B, 7}}));
   STATIC_REQUIRE(!causal::dominates(frontier{{A, 5}, {B, 7}}, frontier{{A, 3}, {C, 4}}));
-  STATIC_REQUIRE(causal::compare(seed_a, causal::merge(seed_a, seed_b)) == order::before);
+  STATIC_REQUIRE(causal::compare(example_a, causal::merge(example_a, example_b)) == order::before);
   STATIC_REQUIRE(inserted_at_compile_time() == frontier{{A, 8}, {B, 3}, {C, 4}});
   STATIC_REQUIRE(evicted_at_compile_time() == tainted(evicting<2>{{B, 9}, {C, 6}}));
-  STATIC_REQUIRE(causal::find_undominated(seed_a, seed_b) == frontier{{B, 7}, {C, 4}});
-  STATIC_REQUIRE(seed_b.epoch_of(C) == 4);
-  STATIC_REQUIRE(!seed_b.contains(D));
-  STATIC_REQUIRE(seed_b.invariants_hold());
+  STATIC_REQUIRE(causal::find_undominated(example_a, example_b) == frontier{{B, 7}, {C, 4}});
+  STATIC_REQUIRE(example_b.epoch_of(C) == 4);
+  STATIC_REQUIRE(!example_b.contains(D));
+  STATIC_REQUIRE(example_b.invariants_hold());
   STATIC_REQUIRE(rejected_at_compile_time());
   STATIC_REQUIRE(pinned_at_compile_time());
-  STATIC_REQUIRE(!causal::dominates(seed_b, tainted(seed_a)));
+  STATIC_REQUIRE(!causal::dominates(example_b, tainted(example_a)));
 }
 
 //===-- user overflow policy ---------------------------------------------------------------===//

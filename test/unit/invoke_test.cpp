@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Copyright 2026 The causal Authors
 //
-// Tests for <causal/invoke.hpp>: the seed's pipelined DAG (fn0..fn4 over
-// fences a, b, c; fn3 waits on nothing) submitted up front runs in an order
-// the fences allow, 200 times on 1, 2 and 4 workers; results reach the
-// handle and the callback; fn's error, an exception, a failed or destroyed
+// Tests for <causal/invoke.hpp>: the pipelined DAG of docs/invocations.md
+// and examples/04_pipelined_dag.cpp (fn0..fn4 over fences a, b, c; fn3
+// waits on nothing) submitted up front runs in an order the fences allow,
+// 200 times on 1, 2 and 4 workers; results reach the handle and the
+// callback; fn's error, an exception, a failed or destroyed
 // wait semaphore, cancellation and a rejected (non-increasing) signal all
 // fail the signal fence, so downstream work fails instead of hanging;
 // handle waits time out; signals carry the join of the waited frontiers
@@ -53,9 +54,10 @@ executor_options workers(std::uint32_t n) { return executor_options{.worker_coun
 
 causal::axis ax(std::uint64_t n) { return causal::axis{n}; }
 
-/// The seed's DAG. One timeline per producer (a timeline value has one
-/// signaller); c joins the four points fn1..fn4 signal.
-struct seed_dag {
+/// The pipelined DAG of examples/04_pipelined_dag.cpp. One timeline per
+/// producer (a timeline value has one signaller); c joins the four points
+/// fn1..fn4 signal.
+struct pipelined_dag {
   timeline host, t0, t1, t2, t3, t4;
   fence a = host.at(1);
   fence b = t0.at(1);
@@ -64,7 +66,7 @@ struct seed_dag {
   std::atomic<int> seq{0};
   std::array<std::atomic<int>, 6> pos{};  // fn0..fn4, then a's signal
 
-  seed_dag() {
+  pipelined_dag() {
     for (auto& p : pos) p.store(-1);
   }
   auto fn(int i) {
@@ -74,11 +76,11 @@ struct seed_dag {
 
 }  // namespace
 
-TEST_CASE("invoke: the seed's pipelined DAG runs in fence order", "[invoke][dag]") {
+TEST_CASE("invoke: the pipelined DAG runs in fence order", "[invoke][dag]") {
   const std::uint32_t n = GENERATE(1u, 2u, 4u);
   causal::executor ex{workers(n)};
   for (int run = 0; run < 200; ++run) {
-    seed_dag d;
+    pipelined_dag d;
     // Everything submitted up front; no host wait in between.
     auto h0 = causal::async_invoke(ex, d.fn(0), d.a, d.b);
     auto h1 = causal::async_invoke(ex, d.fn(1), d.b, d.t1.at(1));
@@ -134,7 +136,7 @@ TEST_CASE("invoke: results reach the handle and the callback", "[invoke][result]
 TEST_CASE("invoke: an error in fn fails the signal fence and what follows", "[invoke][failure]") {
   const std::uint32_t n = GENERATE(1u, 2u);
   causal::executor ex{workers(n)};
-  seed_dag d;
+  pipelined_dag d;
   std::atomic<int> ran{0};
 
   SECTION("an exception") {

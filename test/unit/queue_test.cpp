@@ -5,7 +5,7 @@
 // untainted; 1 same queue; 1 producer covered by knowledge, also through an
 // overflow-tainted frontier; 2 device wait importing the frontier; 3 host
 // deferral with pump() and FIFO order behind a deferred submission), the
-// seed's three-queue transitivity example, the knowledge invariant (own
+// three-queue transitivity example, the knowledge invariant (own
 // axis pinned at the epoch), what a signal announces, the two things that
 // are never elided (external values, waits before any signal), validation
 // errors that change nothing, backend failures that strand no waiter, the
@@ -639,12 +639,12 @@ TEST_CASE(
   CHECK(executed_tags(q.backend()) == std::vector<std::uint64_t>{2});
 }
 
-//===-- the seed's transitivity example ------------------------------------------===//
+//===-- the three-queue transitivity example ------------------------------------===//
 
 TEST_CASE(
     "queue: transitivity: A signals S1; B waits S1, signals S2; C waits S1 and S2 → one "
     "device wait",
-    "[queue][seed][transitive]") {
+    "[queue][example][transitive]") {
   queue a{A};
   queue b{B};
   queue c{C};

@@ -3,7 +3,7 @@
 //
 // Tests for <causal/semaphore.hpp>, single-threaded behaviour plus a few
 // two-thread host waits: strictly increasing signals, the history ring and
-// frontier_at (the seed's "late waiter", the merged inexact fallback),
+// frontier_at (the "late waiter" scenario, the merged inexact fallback),
 // submitted vs reached values, the taint watermark, failure, timepoints
 // (exactly once, inline, cancel, chains), semaphore_link, host waits,
 // wait_all / wait_any, device_signal, and the promise that the hot paths
@@ -214,7 +214,7 @@ TEST_CASE("semaphore: signal must strictly increase; equal or lower is not_incre
 
 TEMPLATE_TEST_CASE("semaphore: a late waiter imports the frontier of the first signal that "
                    "reached its value, not a later one",
-                   "[semaphore][history][seed]", (causal::basic_semaphore<frontier, 4>),
+                   "[semaphore][history][late_waiter]", (causal::basic_semaphore<frontier, 4>),
                    (causal::basic_semaphore<frontier, 2, 1>),
                    (causal::basic_semaphore<causal::basic_frontier<4>, 3, 4>)) {
   using F = typename TestType::frontier_type;

@@ -142,7 +142,7 @@ TEST_CASE("sim claims: buffer reuse -- one death frontier per buffer lifetime, o
   CHECK(events.totals.tracking_entries == uses);
   CHECK(events.totals.host_queries == uses);  // reuse queries every tracked event
   CHECK(events.totals.device_waits == uses);  // none complete when "other" is submitted
-  // The seed says O(operations) for timelines too; a timeline allocator keeps
+  // Timelines are not O(operations) like events: a timeline allocator keeps
   // the highest value per timeline, so it is O(queues): here 1.
   CHECK(timelines.totals.tracking_entries == 1);
   CHECK(frontiers.totals.tracking_entries == 1);
@@ -163,7 +163,7 @@ TEST_CASE("sim claims: independent workloads share a pool without cross-workload
     CHECK(events.totals.cross_workload_waits == 0);
     CHECK(events.totals.host_queries == 1 + 2);  // the host wait + one query per tracked use of "a"
   }
-  SECTION("B submitted up front: the seed's 'immediately reusable' does not hold -- one wait") {
+  SECTION("B submitted up front: 'immediately reusable' does not hold -- one wait") {
     const sim::scenario s = load(independent(false));
     const auto frontiers = run_checked(s, sim::model::frontiers);
     const auto events = run_checked(s, sim::model::binary_events);

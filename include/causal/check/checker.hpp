@@ -5,10 +5,10 @@
 // a command stream (<causal/check/command_model.hpp>) and computes the
 // execution dependency orders `<` and `<_region` of Vulkan's
 // synchronization chapter (execution and memory dependencies) with vector clocks, then
-// reports every hazard of the seed's memory rules and every racing event
-// operation.
+// reports every hazard of its memory rules (availability and visibility:
+// flush before, invalidate after) and every racing event operation.
 //
-// The clocks. The seed defines `<` through explicit edges, O(n^2) of them.
+// The clocks. The rules define `<` through explicit edges, O(n^2) of them.
 // Every edge that leaves a command ends at a synchronization structure (a
 // barrier's source stage, a subpass's DST stage, a subpass dependency, an
 // event set, a semaphore signal) that is fed by *every* earlier command of
@@ -44,7 +44,7 @@
 // GLOBAL invalidate (every semaphore wait) is checked against every earlier
 // write.
 //
-// The model, where the seed is silent or loose (each choice is mirrored by
+// The model, where the rules are silent or loose (each choice is mirrored by
 // <causal/check/reference.hpp>, which the tests compare against):
 //   - Semaphores: a signal follows every node of every earlier command of
 //     its queue and flushes all writes (GLOBAL); a wait follows the first
@@ -53,9 +53,10 @@
 //   - Events: set/reset's first scope is vkCmdSetEvent's; event operations
 //     on one event in one queue are chained in command order (each set or
 //     reset precedes every later set/reset/wait of that event). This covers
-//     the seed's set->wait rule and keeps event reuse (set, wait, reset,
-//     set ...) from being reported as a race, which the literal rules would
-//     do for every reuse. Events are not allowed inside render passes.
+//     the rule that a set precedes the waits on it, and keeps event reuse
+//     (set, wait, reset, set ...) from being reported as a race, which the
+//     literal rules would do for every reuse. Events are not allowed inside
+//     render passes.
 //   - BY_REGION: in `<` a by-region barrier keeps its internal edges but
 //     adds none to other commands; a by-region subpass dependency adds none.
 //     A pair of accesses uses `<_region` when both are framebuffer-local in
@@ -66,15 +67,16 @@
 //     accesses need an invalidate after the transition; the transition's
 //     own writes are flushed implicitly.
 //   - Accesses of one command at one stage are coherent with each other
-//     (the seed's TODO on self-coherent stages); at different stages they
-//     are unordered.
+//     (the rules leave a stage's self-coherence open); at different stages
+//     they are unordered.
 //   - GLOBAL invalidates take no part in the write/invalidate race rule
 //     (they still take part in the dirty-invalidate rule): literally they
 //     would race every unordered write anywhere, e.g. the color writes of
 //     the very subpass a dependency's invalidate enters. Buffer and image
 //     invalidates do.
 //   - Event races use "op(a) < op(b)", op being a set/reset's SRC node and a
-//     wait's SRC node, on the four pairs the seed lists.
+//     wait's SRC node, on four pairs: set/set, set/wait, set/reset and
+//     reset/wait.
 //
 // Thread safety: one checker per thread; const members may be called
 //                concurrently.
@@ -104,7 +106,8 @@ namespace check {
 
 //===-- points, relations, hazards ------------------------------------------===//
 
-/// Which relation a query asks about: the seed's `<` or `<_region`.
+/// Which relation a query asks about: Vulkan's execution dependency order `<`
+/// or its framebuffer-local form `<_region`.
 enum class relation : std::uint8_t { strict = 0, by_region = 1 };
 
 /// A node of the dependency graph that can be queried: (action, stage), or
@@ -1419,7 +1422,7 @@ inline void checker::check_events(std::uint32_t c, const command& cmd) {
     for (std::uint32_t p : ops) {
       const command_kind a = cmds_[p].kind;
       const command_kind b = cmd.kind;
-      // The seed's pairs: set/set, set/wait, set/reset, reset/wait.
+      // The racing pairs: set/set, set/wait, set/reset, reset/wait.
       if (a == b && a != command_kind::set_event) continue;
       if (core_member(p, v)) continue;
       hazard h;

@@ -9,17 +9,19 @@
 // the stage and access bit values match Vulkan 1.0's so a recorder can pass
 // them through unchanged.
 //
-// Stages. extract_stages(mask) is the seed's `extractStages`: each single
-// stage bit yields that stage; ALL_GRAPHICS adds DRAW_INDIRECT ..
-// COLOR_ATTACHMENT_OUTPUT and ALL_COMMANDS adds those plus COMPUTE_SHADER
-// and TRANSFER. Neither adds TOP_OF_PIPE or BOTTOM_OF_PIPE (as in the
-// seed). HOST is not modelled.
+// Stages. extract_stages(mask) expands a stage mask into the concrete
+// stages it names: each single stage bit yields that stage; ALL_GRAPHICS
+// adds DRAW_INDIRECT .. COLOR_ATTACHMENT_OUTPUT and ALL_COMMANDS adds those
+// plus COMPUTE_SHADER and TRANSFER. Neither adds TOP_OF_PIPE or
+// BOTTOM_OF_PIPE (as in the reference formulation of Vulkan's dependency
+// rules that the checker follows). HOST is not modelled.
 //
-// Memory. A range names a resource and a half-open box [x0,x1) x [y0,y1):
-// a buffer uses x for bytes (y is the whole axis), an image uses x for mip
-// levels and y for array layers. `global_memory` stands for the seed's
-// GLOBAL (only in flushes and invalidates). Distinct resources never
-// overlap (aliasing is not modelled).
+// Memory. A range names a resource and a half-open box [x0,x1) x [y0,y1): a
+// buffer uses x for bytes (y is the whole axis), an image uses x for mip
+// levels and y for array layers. `global_memory` stands for all memory,
+// GLOBAL (only in flushes and invalidates: a global memory barrier's or a
+// semaphore's access scope). Distinct resources never overlap (aliasing is
+// not modelled).
 //
 // Thread safety: value types; distinct objects may be used concurrently.
 // Memory order:  not applicable.
@@ -83,7 +85,7 @@ using stage_set = std::uint16_t;
 
 inline constexpr stage_set all_stages_set = 0x3fff;
 
-/// The seed's extractStages(mask).
+/// The concrete stages of `mask`, with ALL_GRAPHICS and ALL_COMMANDS expanded.
 [[nodiscard]] constexpr stage_set extract_stages(stage_mask mask) noexcept {
   stage_set out = static_cast<stage_set>(mask & 0x3fffu);
   if ((mask & all_graphics_bit) != 0) out |= 0x07fe;  // DRAW_INDIRECT..COLOR_ATTACHMENT_OUTPUT
@@ -194,8 +196,8 @@ struct memory_range {
 
 inline constexpr memory_range global_memory{};
 
-/// The seed's memOverlap: the intersection (possibly empty). With GLOBAL on
-/// one side it is the other side.
+/// The intersection of two ranges (possibly empty). With GLOBAL on one side
+/// it is the other side.
 [[nodiscard]] constexpr memory_range overlap(const memory_range& a, const memory_range& b) noexcept {
   if (a.is_global()) return b;
   if (b.is_global()) return a;
@@ -209,7 +211,7 @@ inline constexpr memory_range global_memory{};
   return !overlap(a, b).empty();
 }
 
-/// The seed's memIsSubset(small, big): `big` is GLOBAL or contains `small`.
+/// Whether `big` covers `small`: `big` is GLOBAL or contains `small`.
 [[nodiscard]] constexpr bool is_subset(const memory_range& small, const memory_range& big) noexcept {
   if (big.is_global()) return true;
   if (small.is_global()) return false;
@@ -250,8 +252,8 @@ enum class command_kind : std::uint8_t {
   return "unknown";
 }
 
-/// One READ or WRITE of an action command: (c, stage) ~ (READ/WRITE, c,
-/// stage, access, mem) in the seed's words.
+/// One READ or WRITE of an action command: the access that command c makes
+/// at `stage`, of type `access`, to the range `mem`.
 struct memory_access {
   check::stage stage = stage::top_of_pipe;
   access_type access = access_type::shader_read;

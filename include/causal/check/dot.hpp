@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Copyright 2026 The causal Authors
 //
-// dot: the checked stream as a Graphviz DOT graph, hazards highlighted: the
-// seed's "visualization so the human gets some idea of what they've done
-// wrong".
+// dot: the checked stream as a Graphviz DOT graph, hazards highlighted, so
+// a reader sees at a glance which dependency is missing and where.
 //
 // One box per command, one cluster per queue, commands top to bottom in
 // command order (thin grey edges). A solid edge a -> c is drawn from the

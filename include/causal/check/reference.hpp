@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Copyright 2026 The causal Authors
 //
-// reference: the seed's execution dependency graph built literally, every
+// reference: the execution dependency graph built literally, every
 // explicit edge of Vulkan's execution and memory dependency rules (with
 // the interpretations listed in <causal/check/checker.hpp>), and its
 // transitive closure by brute force. It exists to be obviously right, not

@@ -4,13 +4,13 @@
 // budget_weighted: a compute-slot scan policy that visits each runnable
 // process in proportion to its wake budget.
 //
-// Model. The seed repeats high-budget entries in an indirection table; this
-// policy gets the same proportions without a table: a worker stays on the
-// slot it visited last for up to `budget` visits in a row (counted in the
-// cursor's `credit`), then moves on round-robin. A process with budget 8 is
-// therefore visited about four times as often as one with budget 2 when
-// both stay runnable. A hit costs one load while credit lasts; a move costs
-// what round_robin does.
+// Model. A scheduler could repeat high-budget entries in an indirection
+// table; this policy gets the same proportions without a table: a worker
+// stays on the slot it visited last for up to `budget` visits in a row
+// (counted in the cursor's `credit`), then moves on round-robin. A process
+// with budget 8 is therefore visited about four times as often as one with
+// budget 2 when both stay runnable. A hit costs one load while credit lasts;
+// a move costs what round_robin does.
 //
 // Thread safety: stateless; the cursor is the worker's own.
 // Memory order:  relaxed loads through the view (see scan_policy.hpp).

@@ -5,15 +5,15 @@
 // runnable slot of highest priority (process::set_priority), rotating among
 // equals.
 //
-// Model. The seed keeps a sorted indirection table, rebuilt on every
-// activation; that needs a writer lock or a double buffer on the
-// activation path. This policy reads the priority the executor stores next
-// to each slot word instead, so it needs no table and no update hook: a
-// scan always reads all N slots (N/8 cache lines of slot words plus N/16
-// of metadata, all read-shared) and keeps the best. Among equal
-// priorities it starts after the slot it visited last, like round_robin,
-// so equals share workers fairly. Cost: a full revolution per pick, even
-// when the first slot would do; round_robin stops at the first hit.
+// Model. A sorted indirection table, rebuilt on every activation, would need
+// a writer lock or a double buffer on the activation path. This policy reads
+// the priority the executor stores next to each slot word instead, so it
+// needs no table and no update hook: a scan always reads all N slots (N/8
+// cache lines of slot words plus N/16 of metadata, all read-shared) and keeps
+// the best. Among equal priorities it starts after the slot it visited last,
+// like round_robin, so equals share workers fairly. Cost: a full revolution
+// per pick, even when the first slot would do; round_robin stops at the first
+// hit.
 //
 // Thread safety: stateless; the cursor is the worker's own.
 // Memory order:  relaxed loads through the view (see scan_policy.hpp).

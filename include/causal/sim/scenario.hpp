@@ -135,7 +135,7 @@ struct scenario {
   std::string name;
   std::string title;
   std::string description;
-  /// The seed's verdict in one line, printed under the table.
+  /// The claim the scenario tests, in one line, printed under the table.
   std::string claim;
   std::vector<device_desc> devices;
   std::vector<queue_desc> queues;

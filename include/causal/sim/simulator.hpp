@@ -156,8 +156,8 @@ struct run_options {
 /// submitted signals outstanding per queue.
 using sim_semaphore = basic_semaphore<frontier, 8, 256>;
 
-/// Bytes a frontier occupies as sync metadata: 16 per entry plus 8 (the
-/// seed's k x 128 bits, with a header).
+/// Bytes a frontier occupies as sync metadata: 16 per entry plus 8 (k
+/// entries of 128 bits each -- axis and epoch -- with a header).
 [[nodiscard]] inline std::uint64_t frontier_bytes(const frontier& f) noexcept {
   return 8 + 16 * static_cast<std::uint64_t>(f.size());
 }
