@@ -33,8 +33,11 @@
 //                       instant event with its frontier and producer; a
 //                       failure is one too.
 //   pid 3 "workers"     one track per executor worker (tid 0: not a
-//                       worker); drains as B/E pairs, wakes and
-//                       completions as instants.
+//                       worker); each drain is one "X" slice (args:
+//                       finished, completed, did_work, keep_active; a drain
+//                       still running when the trace is written is a
+//                       zero-length slice with finished=false, so no span is
+//                       ever left open), wakes and completions instants.
 //   A wait whose producer operation is in the trace is also a flow arrow
 //   ("s" on the producer's slice, "f" on the consumer's).
 // Times are microseconds from the earliest event. Objects without a name
@@ -866,6 +869,24 @@ status write_chrome_trace(std::ostream& os, std::span<const trace_record> record
     }
   }
 
+  // A drain is one complete ("X") slice from its begin to its end, never a
+  // B/E pair, so the output has no unclosed span whatever the sink caught.
+  std::map<std::uint32_t, std::vector<const trace_record*>> open_drains;
+  const auto drain_slice = [&](const trace_record& begin, const trace_record* end) {
+    open("X", model.object_name(begin), worker_pid, worker_tid(begin.worker));
+    os << ",\"cat\":\"drain\"";
+    ts(begin.time_ns);
+    os << ",\"dur\":";
+    const std::uint64_t end_ns = end != nullptr ? std::max(end->time_ns, begin.time_ns) : begin.time_ns;
+    detail::write_micros(os, end_ns - begin.time_ns);
+    os << ",\"args\":{\"finished\":" << bool_text(end != nullptr);
+    if (end != nullptr) {
+      os << ",\"completed\":" << bool_text(end->completed) << ",\"did_work\":" << bool_text(end->did_work)
+         << ",\"keep_active\":" << bool_text(end->keep_active);
+    }
+    os << "}}";
+  };
+
   // Semaphore values and failures; process events.
   for (const trace_record& r : records) {
     switch (r.kind) {
@@ -902,19 +923,23 @@ status write_chrome_trace(std::ostream& os, std::span<const trace_record> record
         break;
       }
       case trace_kind::drain_begin:
-        open("B", model.object_name(r), worker_pid, worker_tid(r.worker));
-        os << ",\"cat\":\"drain\"";
-        ts(r.time_ns);
-        os << '}';
+        open_drains[r.worker].push_back(&r);
         break;
-      case trace_kind::drain_end:
-        open("E", model.object_name(r), worker_pid, worker_tid(r.worker));
-        os << ",\"cat\":\"drain\"";
-        ts(r.time_ns);
-        os << ",\"args\":{\"completed\":" << bool_text(r.completed)
-           << ",\"did_work\":" << bool_text(r.did_work)
-           << ",\"keep_active\":" << bool_text(r.keep_active) << "}}";
+      case trace_kind::drain_end: {
+        // The begin this end closes: the worker's latest open drain of the
+        // same process (none when the sink dropped or cleared it).
+        std::vector<const trace_record*>& open_here = open_drains[r.worker];
+        const trace_record* begin = nullptr;
+        for (std::size_t k = open_here.size(); k-- > 0;) {
+          if (open_here[k]->object == r.object) {
+            begin = open_here[k];
+            open_here.erase(open_here.begin() + static_cast<std::ptrdiff_t>(k));
+            break;
+          }
+        }
+        drain_slice(begin != nullptr ? *begin : r, &r);
         break;
+      }
       case trace_kind::wake:
         open("i", "wake " + model.object_name(r), worker_pid, worker_tid(r.worker));
         os << ",\"cat\":\"wake\",\"s\":\"t\"";
@@ -936,6 +961,12 @@ status write_chrome_trace(std::ostream& os, std::span<const trace_record> record
         break;
       default: break;
     }
+  }
+  // Drains still running when the trace was taken (a worker inside its last
+  // drain while the program dumps the sink): zero-length, finished=false.
+  for (const auto& [worker, begins] : open_drains) {
+    (void)worker;
+    for (const trace_record* begin : begins) drain_slice(*begin, nullptr);
   }
   os << "\n]}\n";
   return detail::stream_status(os);

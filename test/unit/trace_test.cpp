@@ -453,21 +453,50 @@ TEST_CASE("trace: the process hooks report through the sink, and do nothing with
 
   sink.name(&q, "decoder");
   const json_view doc = parse_json_doc(json_of(sink));
-  const auto begins = events_with(doc, "B", 3);
-  const auto ends = events_with(doc, "E", 3);
-  REQUIRE(begins.size() == 2);
-  REQUIRE(ends.size() == 2);
-  CHECK(begins[0]["name"].text() == "process#0");
-  CHECK(begins[0]["tid"].as_u64() == 1);  // worker 0
-  CHECK(begins[1]["name"].text() == "decoder");
-  CHECK(begins[1]["tid"].as_u64() == 2);  // worker 1
-  CHECK(ends[1]["args"]["completed"].boolean());
+  // Drains are complete slices, never B/E pairs.
+  CHECK(events_with(doc, "B", 3).empty());
+  CHECK(events_with(doc, "E", 3).empty());
+  const auto drains = events_with(doc, "X", 3);
+  REQUIRE(drains.size() == 2);
+  CHECK(drains[0]["name"].text() == "process#0");
+  CHECK(drains[0]["tid"].as_u64() == 1);  // worker 0
+  CHECK(drains[0]["args"]["finished"].boolean());
+  CHECK(!drains[0]["args"]["completed"].boolean());
+  CHECK(drains[1]["name"].text() == "decoder");
+  CHECK(drains[1]["tid"].as_u64() == 2);  // worker 1
+  CHECK(drains[1]["args"]["completed"].boolean());
   CHECK(track_name(doc, 3, 0) == "not a worker");
   CHECK(track_name(doc, 3, 2) == "worker 1");
   const auto instants = events_with(doc, "i", 3);
   REQUIRE(instants.size() == 2);
   CHECK(instants[0]["name"].text() == "wake process#0");
   CHECK(instants[1]["args"]["code"].text() == "cancelled");
+}
+
+TEST_CASE("trace: a drain still running when the trace is written is a closed, unfinished slice",
+          "[trace][process]") {
+  // The demo's race: a worker starts its last drain while the main thread
+  // dumps the sink. The JSON must still close every span.
+  causal::recording_sink sink;
+  int p = 0, q = 0;
+  causal::report_drain_begin(&sink, &p, 0);
+  causal::report_drain_end(&sink, &p, 0, false, true, true);
+  causal::report_drain_begin(&sink, &q, 1);  // never ends
+  causal::report_drain_begin(&sink, &p, 0);  // nor does this one
+  const std::string text = json_of(sink);
+  CHECK(text.find("\"ph\":\"B\"") == std::string::npos);
+  CHECK(text.find("\"ph\":\"E\"") == std::string::npos);
+  const json_view doc = parse_json_doc(text);
+  const auto drains = events_with(doc, "X", 3);
+  REQUIRE(drains.size() == 3);
+  int unfinished = 0;
+  for (const auto& d : drains) {
+    if (!d["args"]["finished"].boolean()) {
+      ++unfinished;
+      CHECK(d["dur"].number() == 0.0);
+    }
+  }
+  CHECK(unfinished == 2);
 }
 
 TEST_CASE("trace: the recording sink keeps at most max_events", "[trace][sink]") {
