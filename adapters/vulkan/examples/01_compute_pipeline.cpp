@@ -16,22 +16,27 @@
 // waits for s_b=2 and checks z = 5x and w = 4x. The GLSL shaders
 // (adapters/vulkan/shaders/) are compiled by glslc at build time.
 //
-// Runs under the Khronos validation layer with synchronization validation
-// and exits non-zero on any validation error; exits 77 (skipped) without a
-// Vulkan driver.
+// The instance and device come from causal::vulkan::context
+// (<causal/adapters/vulkan/context.hpp>), on the first physical device with
+// timeline semaphores and a compute queue (or the one CAUSAL_VULKAN_DEVICE
+// names by index). Runs under the Khronos validation layer with
+// synchronization validation and exits non-zero on any validation error;
+// exits 77 (skipped) without a Vulkan driver or the layer.
 
 #include <causal/adapters/vulkan/buffer_pool.hpp>
+#include <causal/adapters/vulkan/context.hpp>
 #include <causal/adapters/vulkan/device.hpp>
 #include <causal/adapters/vulkan/queue.hpp>
 #include <causal/adapters/vulkan/semaphore.hpp>
 #include <causal/axis.hpp>
 
 #include "vk_compute.hpp"
-#include "vk_harness.hpp"
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 namespace {
@@ -61,24 +66,49 @@ vk::DescriptorBufferInfo range(const causal::vulkan::buffer& b) {
   return vk::DescriptorBufferInfo(b.handle, b.offset, b.size);
 }
 
+std::atomic<int> validation_errors{0};
+
+VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                          VkDebugUtilsMessageTypeFlagsEXT,
+                                          const VkDebugUtilsMessengerCallbackDataEXT* data, void*) {
+  if ((severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) != 0) {
+    validation_errors.fetch_add(1);
+    std::fprintf(stderr, "VALIDATION ERROR: %s\n", data->pMessage);
+  }
+  return VK_FALSE;
+}
+
 }  // namespace
 
 int main() {
-  std::string why;
-  auto env = causal_vk_test::harness::create(causal_vk_test::harness_options{}, why);
-  if (!env) {
-    std::fprintf(stderr, "SKIP: %s\n", why.c_str());
+  if (std::getenv("XDG_RUNTIME_DIR") == nullptr) ::setenv("XDG_RUNTIME_DIR", "/tmp", 0);  // lavapipe
+  const VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  const VkValidationFeaturesEXT validation_features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT, nullptr, 1,
+                                                    enables, 0, nullptr};
+  causal::vulkan::context_options context_options;
+  context_options.application_name = "causal-vulkan-01-compute-pipeline";
+  context_options.validation = true;
+  context_options.debug_callback = &on_message;
+  context_options.instance_next = &validation_features;
+  if (const char* index = std::getenv("CAUSAL_VULKAN_DEVICE"); index != nullptr) {
+    context_options.device_index = static_cast<std::uint32_t>(std::strtoul(index, nullptr, 10));
+  } else {
+    context_options.select = [](const causal::vulkan::physical_device_info&) { return true; };
+  }
+  auto env = std::make_unique<causal::vulkan::context>(context_options);
+  if (!env->setup_status()) {
+    std::fprintf(stderr, "SKIP: %s\n", std::string(env->setup_status().error_value().message()).c_str());
     return 77;
   }
+  std::printf("running on %s\n", env->info().properties.deviceName);
   int rc = 0;
   {
     causal::completion_tracker tracker;
-    causal::vulkan::device_options options;
-    options.synchronization2 = env->synchronization2;
+    causal::vulkan::device_options options = env->options_for_device();
     options.tracker = &tracker;
-    causal::vulkan::device dev(env->instance, env->physical, env->device, options);
+    causal::vulkan::device dev(env->instance(), env->physical_device(), env->device(), options);
     if (!dev.setup_status()) return fail("device", dev.setup_status().error_value());
-    auto hw = dev.get_hardware_queue(env->family, 0);
+    auto hw = dev.get_hardware_queue(env->queue_family(), 0);
     if (!hw) return fail("hardware queue", hw.error_value());
 
     // Semaphores first, so they outlive the queues that signal them.
@@ -96,9 +126,9 @@ int main() {
     (void)pool.add_queue(qa);
     (void)pool.add_queue(qb);
 
-    causal_vk_test::compute_kernel scale(env->device, scale_spirv, 2, sizeof(push_constants));
-    causal_vk_test::compute_kernel add(env->device, add_spirv, 3, sizeof(push_constants));
-    causal_vk_test::command_pool commands(env->device, env->family);
+    causal_vk_test::compute_kernel scale(env->device(), scale_spirv, 2, sizeof(push_constants));
+    causal_vk_test::compute_kernel add(env->device(), add_spirv, 3, sizeof(push_constants));
+    causal_vk_test::command_pool commands(env->device(), env->queue_family());
     const std::uint32_t groups = (n + 63) / 64;
 
     auto x = pool.allocate(qa, bytes), y2 = pool.allocate(qa, bytes), z = pool.allocate(qa, bytes);
@@ -175,7 +205,7 @@ int main() {
     dev.stop_waiter();
   }
   env.reset();
-  const int errors = causal_vk_test::validation_error_count().load();
+  const int errors = validation_errors.load();
   if (errors != 0) {
     std::fprintf(stderr, "FAILED: %d validation error(s)\n", errors);
     return 1;

@@ -8,6 +8,7 @@
 // death-frontier pool, external semaphores, and bad input.
 
 #include <causal/adapters/vulkan/buffer_pool.hpp>
+#include <causal/adapters/vulkan/context.hpp>
 #include <causal/adapters/vulkan/device.hpp>
 #include <causal/adapters/vulkan/queue.hpp>
 #include <causal/adapters/vulkan/semaphore.hpp>
@@ -22,6 +23,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -187,6 +189,65 @@ TEST_CASE("vulkan: signals and waits further than maxTimelineSemaphoreValueDiffe
   REQUIRE(s.wait_for(2 * limit, std::chrono::seconds(20)));
   REQUIRE(f.finish());
   CHECK(f.log() == std::vector<int>{3, 4});
+}
+
+TEST_CASE("vulkan: a context makes the instance and device on the physical device the caller "
+          "chooses, and refuses an unclear choice",
+          "[vulkan][context]") {
+  causal::vulkan::context_options o;
+  o.application_name = "causal-context-test";
+  {
+    causal::vulkan::context none(o);  // neither an index nor a predicate
+    CHECK(none.setup_status().code() == causal::errc::invalid_argument);
+    CHECK_FALSE(none.device());
+  }
+  o.device_index = 0;
+  o.select = [](const causal::vulkan::physical_device_info&) { return true; };
+  {
+    causal::vulkan::context both(o);
+    CHECK(both.setup_status().code() == causal::errc::invalid_argument);
+  }
+  o.select = nullptr;
+  o.device_index = 1000;
+  {
+    causal::vulkan::context past(o);
+    CHECK(past.setup_status().code() == causal::errc::invalid_argument);
+    CHECK_FALSE(past.instance());  // nothing is kept on failure
+  }
+  o.device_index.reset();
+  o.select = [](const causal::vulkan::physical_device_info&) { return false; };
+  {
+    causal::vulkan::context rejected(o);
+    CHECK(rejected.setup_status().code() == causal::errc::failed_precondition);
+  }
+  // The harness's device, named by its index.
+  const auto& used = causal_vk_test::global().context().info();
+  o.select = nullptr;
+  o.device_index = used.index;
+  o.queue_count = 64;  // more than lavapipe has: clamped to the family's count
+  causal::vulkan::context ctx(o);
+  REQUIRE(ctx.setup_status());
+  CHECK(ctx.info().index == used.index);
+  CHECK(std::string(ctx.info().properties.deviceName) == std::string(used.properties.deviceName));
+  CHECK(ctx.info().timeline_semaphore);
+  CHECK(ctx.queue_count() >= 1);
+  CHECK(ctx.queue_count() <= ctx.info().queue_families[ctx.queue_family()].queueCount);
+  // The adapter runs on it: a queue, a semaphore, a submission.
+  causal::vulkan::device_options dopts = ctx.options_for_device();
+  CHECK(dopts.synchronization2 == ctx.synchronization2());
+  causal::vulkan::device dev(ctx.instance(), ctx.physical_device(), ctx.device(), dopts);
+  REQUIRE(dev.setup_status());
+  CHECK(dev.uses_submit2() == ctx.synchronization2());
+  auto hw = dev.get_hardware_queue(ctx.queue_family(), ctx.queue_count() - 1);
+  REQUIRE(hw);
+  {
+    causal::vulkan::semaphore s(dev);
+    causal::axis_allocator axes;
+    causal::vulkan::queue q(dev, **hw, axes.allocate(0, causal::domain::queue).value());
+    REQUIRE(q.submit({}, {{&s, 1}}, {}));
+    REQUIRE(s.wait_for(1, std::chrono::seconds(20)));
+    REQUIRE(q.wait_idle(clock_type::now() + std::chrono::seconds(20)));
+  }
 }
 
 TEST_CASE("vulkan: synchronization validation catches a missing barrier between submissions (control)",

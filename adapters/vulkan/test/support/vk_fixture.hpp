@@ -103,9 +103,7 @@ class vulkan_fixture {
         log_(*h_, 4 * (log_capacity + 1), vk::BufferUsageFlagBits::eStorageBuffer),
         kernel_(h_->device, log_tag_spirv, 1, 4),
         pool_(h_->device, h_->family) {
-    causal::vulkan::device_options options;
-    options.synchronization2 = h_->synchronization2;
-    options.external_semaphore_fd = h_->external_semaphore_fd;
+    causal::vulkan::device_options options = h_->context().options_for_device();
     options.path = Path;
     options.tracker = tracker;
     if (adjust) adjust(options);

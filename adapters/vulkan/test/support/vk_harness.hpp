@@ -6,8 +6,10 @@
 // synchronization validation (queue-submit checks included) switched on,
 // and a debug messenger that counts every validation error.
 //
-// Setup picks the first physical device with timeline semaphores (Mesa's
-// lavapipe in CI) and one queue family with compute. It sets
+// A thin wrapper over <causal/adapters/vulkan/context.hpp>: the physical
+// device is the one CAUSAL_VULKAN_DEVICE names (an index), else the first
+// with timeline semaphores and a compute queue family (Mesa's lavapipe in
+// CI). It sets
 // XDG_RUNTIME_DIR when unset (lavapipe wants it) and VK_LAYER_ENABLES
 // when unset, so the layer also validates synchronisation *between*
 // submissions (VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT
@@ -19,6 +21,8 @@
 //                once on the main thread.
 // See also:      adapters/vulkan/test/meson.build, test/support/skip.hpp.
 #pragma once
+
+#include <causal/adapters/vulkan/context.hpp>
 
 #include <vulkan/vulkan.hpp>
 
@@ -69,26 +73,13 @@ class harness {
   static std::unique_ptr<harness> create(const harness_options& options, std::string& why) {
     prepare_environment();
     auto h = std::unique_ptr<harness>(new harness());
-    try {
-      if (!h->init(options, why)) return nullptr;
-    } catch (const std::exception& e) {
-      why = std::string("Vulkan setup failed: ") + e.what();
-      return nullptr;
-    }
+    if (!h->init(options, why)) return nullptr;
     return h;
   }
 
   harness(const harness&) = delete;
   harness& operator=(const harness&) = delete;
-
-  ~harness() {
-    if (device) {
-      device.waitIdle();
-      device.destroy();
-    }
-    if (messenger_) destroy_messenger_(static_cast<VkInstance>(instance), messenger_, nullptr);
-    if (instance) instance.destroy();
-  }
+  ~harness() = default;  // the context idles and destroys device and instance
 
   vk::Instance instance;
   vk::PhysicalDevice physical;
@@ -98,6 +89,9 @@ class harness {
   bool synchronization2 = false;
   bool external_semaphore_fd = false;
   std::string device_name;
+
+  /// The adapter's context behind the handles above.
+  [[nodiscard]] const causal::vulkan::context& context() const { return *context_; }
 
  private:
   harness() = default;
@@ -122,116 +116,45 @@ class harness {
     }();
     validation = options.validation && !no_validation;
 
-    std::uint32_t layer_count = 0;
-    if (vkEnumerateInstanceLayerProperties(&layer_count, nullptr) != VK_SUCCESS) {
-      why = "no Vulkan loader or driver (vkEnumerateInstanceLayerProperties failed)";
-      return false;
-    }
-    std::vector<VkLayerProperties> layers(layer_count);
-    (void)vkEnumerateInstanceLayerProperties(&layer_count, layers.data());
-    bool have_layer = false;
-    for (const VkLayerProperties& l : layers) {
-      have_layer = have_layer || std::strcmp(l.layerName, "VK_LAYER_KHRONOS_validation") == 0;
-    }
-    if (validation && !have_layer) {
-      why = "VK_LAYER_KHRONOS_validation is not installed (apt-get install "
-            "vulkan-validationlayers), and these tests must run under it; set "
-            "CAUSAL_VULKAN_NO_VALIDATION=1 to run without";
-      return false;
-    }
-
-    const vk::ApplicationInfo app("causal-vulkan-tests", 1, "causal", 1, VK_API_VERSION_1_3);
-    std::vector<const char*> instance_layers;
-    std::vector<const char*> instance_extensions;
-    if (validation) {
-      instance_layers.push_back("VK_LAYER_KHRONOS_validation");
-      instance_extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
-    }
     const VkValidationFeatureEnableEXT enables[] = {
         VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
-    VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT, nullptr, 1, enables,
-                                     0, nullptr};
-    VkDebugUtilsMessengerCreateInfoEXT messenger_info{
-        VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-        validation ? static_cast<const void*>(&features) : nullptr,
-        0,
-        VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-        VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-            VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
-        &on_message,
-        nullptr};
-    VkInstanceCreateInfo instance_info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-                                       validation ? &messenger_info : nullptr,
-                                       0,
-                                       reinterpret_cast<const VkApplicationInfo*>(&app),
-                                       static_cast<std::uint32_t>(instance_layers.size()),
-                                       instance_layers.data(),
-                                       static_cast<std::uint32_t>(instance_extensions.size()),
-                                       instance_extensions.data()};
-    VkInstance raw_instance = VK_NULL_HANDLE;
-    if (VkResult r = vkCreateInstance(&instance_info, nullptr, &raw_instance); r != VK_SUCCESS) {
-      why = "vkCreateInstance failed (no Vulkan driver?), VkResult " + std::to_string(r);
-      return false;
-    }
-    instance = vk::Instance(raw_instance);
+    const VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT, nullptr, 1, enables,
+                                           0, nullptr};
+    causal::vulkan::context_options co;
+    co.application_name = "causal-vulkan-tests";
+    co.validation = validation;
     if (validation) {
-      auto create_messenger = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
-          vkGetInstanceProcAddr(raw_instance, "vkCreateDebugUtilsMessengerEXT"));
-      destroy_messenger_ = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
-          vkGetInstanceProcAddr(raw_instance, "vkDestroyDebugUtilsMessengerEXT"));
-      messenger_info.pNext = nullptr;
-      if (create_messenger == nullptr || destroy_messenger_ == nullptr ||
-          create_messenger(raw_instance, &messenger_info, nullptr, &messenger_) != VK_SUCCESS) {
-        why = "cannot create the validation debug messenger";
-        return false;
-      }
+      co.debug_callback = &on_message;
+      co.instance_next = &features;
     }
-
-    for (vk::PhysicalDevice pd : instance.enumeratePhysicalDevices()) {
-      const auto chain = pd.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceVulkan12Features,
-                                         vk::PhysicalDeviceVulkan13Features>();
-      if (!chain.get<vk::PhysicalDeviceVulkan12Features>().timelineSemaphore) continue;
-      const auto families = pd.getQueueFamilyProperties();
-      for (std::uint32_t i = 0; i < families.size(); ++i) {
-        if (families[i].queueFlags & vk::QueueFlagBits::eCompute) {
-          physical = pd;
-          family = i;
-          synchronization2 = options.synchronization2 &&
-                             chain.get<vk::PhysicalDeviceVulkan13Features>().synchronization2 &&
-                             pd.getProperties().apiVersion >= VK_API_VERSION_1_3;
-          break;
-        }
-      }
-      if (physical) break;
+    co.synchronization2 = options.synchronization2;
+    // CAUSAL_VULKAN_DEVICE=<index> picks a physical device; otherwise the
+    // first suitable one (main() prints its name).
+    if (const char* index = std::getenv("CAUSAL_VULKAN_DEVICE"); index != nullptr) {
+      co.device_index = static_cast<std::uint32_t>(std::strtoul(index, nullptr, 10));
+    } else {
+      co.select = [](const causal::vulkan::physical_device_info&) { return true; };
     }
-    if (!physical) {
-      why = "no Vulkan device with timeline semaphores and a compute queue";
+    context_ = std::make_unique<causal::vulkan::context>(co);
+    if (const causal::status s = context_->setup_status(); !s) {
+      why = std::string(s.error_value().message());
+      if (validation && s.code() == causal::errc::failed_precondition) {
+        why += " (apt-get install vulkan-validationlayers; these tests must run under the layer; set "
+               "CAUSAL_VULKAN_NO_VALIDATION=1 to run without)";
+      }
       return false;
     }
-    device_name = physical.getProperties().deviceName.data();
-    for (const auto& e : physical.enumerateDeviceExtensionProperties()) {
-      if (std::strcmp(e.extensionName, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME) == 0) {
-        external_semaphore_fd = true;
-      }
-    }
-
-    const float priority = 1.0f;
-    const vk::DeviceQueueCreateInfo queue_info({}, family, 1, &priority);
-    vk::PhysicalDeviceVulkan13Features v13;
-    v13.synchronization2 = synchronization2 ? VK_TRUE : VK_FALSE;
-    vk::PhysicalDeviceVulkan12Features v12;
-    v12.timelineSemaphore = VK_TRUE;
-    v12.pNext = &v13;
-    std::vector<const char*> device_extensions;
-    if (external_semaphore_fd) device_extensions.push_back(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
-    vk::DeviceCreateInfo device_info({}, queue_info, {}, device_extensions);
-    device_info.pNext = &v12;
-    device = physical.createDevice(device_info);
+    instance = context_->instance();
+    physical = context_->physical_device();
+    device = context_->device();
+    family = context_->queue_family();
+    synchronization2 = context_->synchronization2();
+    external_semaphore_fd = context_->external_semaphore_fd();
+    device_name = context_->info().properties.deviceName;
     return true;
   }
 
-  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
-  PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger_ = nullptr;
+  std::unique_ptr<causal::vulkan::context> context_;
 };
 
 }  // namespace causal_vk_test
