@@ -4,8 +4,9 @@
 // The CUDA adapter on a real GPU: the queue conformance suite on
 // memory-ops streams, then device behaviour (memory operations or the
 // host-signalling fallback, a host relay, the event baseline, pools).
-// Without a device (cudaGetDeviceCount finds none) the binary exits 77,
-// which Meson reports as skipped.
+// Without a device (cudaGetDeviceCount answers cudaErrorNoDevice, or no
+// driver is installed) the binary exits 77, which Meson reports as
+// skipped; any other failure to count devices fails it.
 
 #include "catch.hpp"
 #include "catch_session.hpp"
@@ -83,8 +84,19 @@ TEST_CASE("cuda device: the device pool hands out device memory", "[cuda][device
 }
 
 int main(int argc, char* argv[]) {
-  if (causal::cuda::device_count(causal::cuda::native_driver()) == 0) {
-    causal::test::skip_binary("no CUDA device: cudaGetDeviceCount found none");
+  // Skip only for "no device" (cudaErrorNoDevice, or no driver at all); a
+  // driver older than the runtime, or any other failure, fails loudly.
+  const causal::cuda::driver_table& drv = causal::cuda::native_driver();
+  const causal::result<int> count = causal::cuda::device_count(drv);
+  if (!count) {
+    const int code = static_cast<int>(count.error_value().position());
+    std::fprintf(stderr, "FAIL: cudaGetDeviceCount: %s (%s), native code %d: not a missing device\n",
+                 causal::cuda::native_error_name(drv, code), causal::cuda::native_error_string(drv, code),
+                 code);
+    return 1;
+  }
+  if (*count == 0) {
+    causal::test::skip_binary("no CUDA device: cudaErrorNoDevice or no driver installed");
   }
   return causal::test::run_catch_session(argc, argv);
 }

@@ -14,6 +14,10 @@
 #include <causal/adapters/cuda/pool.hpp>
 #include <causal/completion.hpp>
 
+#include <memory>
+#include <string>
+#include <thread>
+
 #define CAUSAL_CONFORMANCE_FIXTURES causal_cuda_test::cuda_fixture<causal_cuda_test::fake_env>
 #include "queue_conformance.hpp"
 
@@ -39,7 +43,9 @@ TEST_CASE("cuda device: without a device everything reports it, nothing crashes"
           "[cuda][device]") {
   causal_cuda_test::fake_device dev;
   dev.devices = 0;
-  CHECK(causal::cuda::device_count(causal_cuda_test::fake_device::table()) == 0);
+  const causal::result<int> count = causal::cuda::device_count(causal_cuda_test::fake_device::table());
+  REQUIRE(count);
+  CHECK(*count == 0);
   causal::cuda::device_context ctx(causal_cuda_test::fake_device::table());
   CHECK(ctx.setup_status().code() == errc::failed_precondition);
   causal::cuda::semaphore s(ctx);
@@ -359,6 +365,9 @@ TEST_CASE("cuda stream queue: a stream stuck behind a failed semaphore fails the
   REQUIRE_FALSE(later);
   CHECK(later.error_value().code() == errc::device_lost);
   CHECK(f.log().empty());
+  // The stuck wait is still a command on the stream, counted on its word
+  // until the queue's destructor lets it through and drains the stream.
+  CHECK(f.context().device_waits_on(upstream.word_index()) == 1);
 }
 
 TEST_CASE("cuda interop: external timeline ops are stream-ordered; observed values are tainted",
@@ -444,4 +453,190 @@ TEST_CASE("cuda device pool: an arena that cannot be allocated fails every acqui
   auto a = q.stream_alloca(pool, 16);
   REQUIRE_FALSE(a);
   CHECK(a.error_value().code() == errc::resource_exhausted);
+}
+
+//===-- "no device" is one status, not every failure ---------------------------===//
+
+TEST_CASE("cuda driver: only 'no device' reads as no device; a too-old driver is an error",
+          "[cuda][driver]") {
+  causal_cuda_test::fake_device dev;
+  const causal::cuda::driver_table& table = causal_cuda_test::fake_device::table();
+
+  SECTION("insufficient driver fails loudly, with its name") {
+    dev.device_count_status = causal_cuda_test::fake_insufficient_driver;
+    const causal::result<int> count = causal::cuda::device_count(table);
+    REQUIRE_FALSE(count);
+    CHECK(count.error_value().code() == errc::device_lost);
+    CHECK(count.error_value().position() == causal_cuda_test::fake_insufficient_driver);
+    CHECK(std::string(causal::cuda::native_error_name(table, causal_cuda_test::fake_insufficient_driver)) ==
+          "cudaErrorInsufficientDriver");
+    causal::cuda::device_context ctx(table);
+    // Not "no such device" (failed_precondition), which a test would skip.
+    CHECK(ctx.setup_status().code() == errc::device_lost);
+    CHECK(ctx.setup_status().error_value().position() ==
+          causal_cuda_test::fake_insufficient_driver);
+  }
+
+  SECTION("cudaErrorNoDevice is no device") {
+    dev.device_count_status = causal_cuda_test::fake_no_device;
+    const causal::result<int> count = causal::cuda::device_count(table);
+    REQUIRE(count);
+    CHECK(*count == 0);
+    causal::cuda::device_context ctx(table);
+    CHECK(ctx.setup_status().code() == errc::failed_precondition);
+  }
+}
+
+//===-- teardown of a failed queue ----------------------------------------------===//
+
+TEST_CASE("cuda stream queue: a failed queue drains its stream before destroying it",
+          "[cuda][failure][teardown]") {
+  causal_cuda_test::fake_device dev;
+  const causal::cuda::driver_table& table = causal_cuda_test::fake_device::table();
+  {
+    causal::cuda::device_context ctx(table);
+    REQUIRE(ctx.setup_status());
+    causal::axis_allocator axes;
+    auto upstream = std::make_unique<causal::cuda::semaphore>(ctx);
+    causal::cuda::semaphore out(ctx);
+    const std::uint64_t* upstream_word = upstream->device_word();
+    {
+      causal::cuda::stream_queue q(axes.allocate(0, causal::domain::queue).value(), ctx);
+      REQUIRE(q.submit({{upstream.get(), 1}}, {{&out, 1}}, causal::cuda::stream_operation::marker()));
+      CHECK(dev.commands_on(upstream_word) == 1);  // the wait-value, not yet run
+      REQUIRE(upstream->fail(causal::error{errc::device_lost, "test: upstream lost"}));
+      (void)q.poll();
+      CHECK(out.failure()->code() == errc::device_lost);
+      CHECK_FALSE(q.submit({}, {}, causal::cuda::stream_operation::marker()));
+    }  // the failed queue is destroyed here
+    // cudaStreamDestroy keeps queued commands: unless the queue drained
+    // its stream first, a wait would still poll the upstream word and a
+    // host function would later run into the destroyed queue.
+    REQUIRE(dev.pending_everywhere() == 0);
+    CHECK(dev.commands_on(upstream_word) == 0);
+    CHECK(ctx.pending_device_waits() == 0);
+    CHECK(dev.blocked_syncs() == 0);  // drained because the failure released the wait
+    CHECK(out.failed());  // the operation ran, but its result is void
+    upstream.reset();
+    causal::cuda::semaphore next(ctx);  // may take the upstream word: nothing reads it now
+    CHECK(ctx.words_retiring() == 0);
+  }
+  dev.run();
+  CHECK(dev.freed_word_accesses() == 0);
+}
+
+TEST_CASE("cuda stream queue: a word is never reused while a stream may still wait on it",
+          "[cuda][failure][teardown]") {
+  causal_cuda_test::fake_device dev;
+  const causal::cuda::driver_table& table = causal_cuda_test::fake_device::table();
+  causal::cuda::device_context ctx(table);
+  REQUIRE(ctx.setup_status());
+  causal::axis_allocator axes;
+  causal::cuda::stream_queue q(axes.allocate(0, causal::domain::queue).value(), ctx);
+  auto gate = std::make_unique<causal::cuda::semaphore>(ctx);
+  causal::cuda::semaphore other(ctx);
+  causal::cuda::semaphore out(ctx);
+  // The second wait fails to enqueue: the first is already on the stream
+  // and stays there (it cannot be taken back).
+  dev.fail_nth("wait_value64", 2);
+  auto r = q.submit({{gate.get(), 1}, {&other, 1}}, {{&out, 1}},
+                    causal::cuda::stream_operation::marker());
+  REQUIRE_FALSE(r);
+  CHECK(out.failed());
+  const std::uint32_t gate_index = gate->word_index();
+  const std::uint64_t* gate_word = gate->device_word();
+  CHECK(dev.commands_on(gate_word) == 1);
+  CHECK(ctx.device_waits_on(gate_index) == 1);
+  // Nobody will signal gate now; destroying it releases the wait and
+  // retires its word instead of handing it to the next semaphore.
+  gate.reset();
+  CHECK(ctx.words_retiring() == 1);
+  causal::cuda::semaphore fresh(ctx);
+  CHECK(fresh.word_index() != gate_index);
+  // Once the stream has passed the wait, the word is free again.
+  REQUIRE(q.synchronize());
+  CHECK(dev.commands_on(gate_word) == 0);
+  CHECK(ctx.device_waits_on(gate_index) == 0);
+  CHECK(ctx.words_retiring() == 0);
+  causal::cuda::semaphore reused(ctx);
+  CHECK(reused.word_index() == gate_index);
+  CHECK(dev.freed_word_accesses() == 0);
+}
+
+TEST_CASE("cuda stream queue: waits of a failed submission are not charged to the next operation",
+          "[cuda][failure]") {
+  causal_cuda_test::fake_device dev;
+  const causal::cuda::driver_table& table = causal_cuda_test::fake_device::table();
+  causal::cuda::device_context ctx(table);
+  REQUIRE(ctx.setup_status());
+  causal::axis_allocator axes;
+  causal::cuda::stream_queue q(axes.allocate(0, causal::domain::queue).value(), ctx);
+  causal::cuda::semaphore gate(ctx);
+  causal::cuda::semaphore other(ctx);
+  causal::cuda::semaphore out(ctx);
+  causal::cuda::semaphore done(ctx);
+  dev.fail_nth("wait_value64", 2);
+  REQUIRE_FALSE(q.submit({{&gate, 1}, {&other, 1}}, {{&out, 1}},
+                         causal::cuda::stream_operation::marker()));
+  CHECK(q.backend().stray_waits() == 1);
+  // The next operation waits for nothing of its own.
+  REQUIRE(q.submit({}, {{&done, 1}}, causal::cuda::stream_operation::marker()));
+  CHECK(q.backend().stray_waits() == 0);  // attached for accounting only
+  // gate fails: it releases the stray device wait, and the next operation,
+  // which never waited on gate, completes normally.
+  REQUIRE(gate.fail(causal::error{errc::device_lost, "test: gate lost"}));
+  dev.run();
+  (void)q.poll();  // lets the stray through
+  dev.run();
+  (void)q.poll();
+  CHECK_FALSE(done.failed());
+  CHECK(done.value() == 1);
+  CHECK(q.setup_status());
+  CHECK(ctx.pending_device_waits() == 0);
+  REQUIRE(q.synchronize());
+}
+
+//===-- the calling thread's current device ------------------------------------===//
+
+TEST_CASE("cuda device: streams and events are created on the context's device from any thread",
+          "[cuda][device]") {
+  causal_cuda_test::fake_device dev;
+  dev.devices = 2;
+  const causal::cuda::driver_table& table = causal_cuda_test::fake_device::table();
+  causal::cuda::device_context ctx(table, 1);
+  REQUIRE(ctx.setup_status());
+  causal::axis_allocator axes;
+  const causal::axis a = axes.allocate(0, causal::domain::queue).value();
+  int stream_device = -1;
+  int event_device = -1;
+  int pool_stream_device = -1;
+  int import_device = -1;
+  int current_after = -1;
+  bool created = false;
+  // A fresh thread's current device is 0 (CUDA's default).
+  std::thread worker([&] {
+    causal::cuda::stream_queue q(a, ctx);
+    created = static_cast<bool>(q.setup_status());
+    if (created) stream_device = dev.stream_device(q.stream());
+    auto e = ctx.acquire_event();
+    if (e) {
+      event_device = dev.event_device(*e);
+      ctx.release_event(*e);
+    }
+    {
+      causal::cuda::device_block_pool<causal::cuda::stream_queue> pool(ctx, 1024);
+      if (pool.setup_status()) pool_stream_device = dev.last_stream_device();
+    }
+    causal::cuda::semaphore host(ctx);
+    causal::cuda::external_timeline<causal::cuda::semaphore> ext(ctx, 3, host);
+    if (ext.setup_status()) import_device = dev.last_import_device();
+    (void)table.get_device(&current_after);
+  });
+  worker.join();
+  REQUIRE(created);
+  CHECK(stream_device == 1);
+  CHECK(event_device == 1);
+  CHECK(pool_stream_device == 1);
+  CHECK(import_device == 1);
+  CHECK(current_after == 0);  // the thread's own current device is restored
 }

@@ -1,24 +1,41 @@
 // SPDX-License-Identifier: MIT
 // Copyright 2026 The causal Authors
 //
-// fake_driver: a deterministic, single-threaded stand-in for a CUDA device,
-// exposed as a causal::cuda::driver_table, so the adapter's host logic runs
-// in tests on machines without a GPU.
+// fake_driver: a deterministic stand-in for a CUDA device, exposed as a
+// causal::cuda::driver_table, so the adapter's host logic runs in tests on
+// machines without a GPU.
 //
 // Each fake stream is a FIFO of commands (wait-value >=, write-value, event
 // record, event wait, host function, test work). Nothing runs until run(),
 // which executes every stream's head command that is ready, round-robin,
-// until none is: a wait-value runs once its word is >= the value, an event
-// wait once the record it captured (the event's latest record at the time
-// of the wait, as CUDA specifies) has run. Words are plain host memory, as
-// with mapped pinned memory. Every entry point counts its calls, and the
-// next call of any one can be made to fail. Test-only code: it allocates
-// freely.
+// until none is: a wait-value runs once the word passes the value by
+// CUDA's GEQ rule, the signed cyclic compare (int64_t)(word - value) >= 0,
+// an event wait once the record it captured (the event's latest record at
+// the time of the wait, as CUDA specifies) has run. Words are plain host
+// memory, as with mapped pinned memory.
+//
+// Faithful where the adapter's safety depends on it:
+//   - stream_destroy returns at once and the stream keeps its queued
+//     commands: run() still executes them (cudaStreamDestroy does not
+//     drain or cancel);
+//   - stream_synchronize blocks while a command cannot run, running the
+//     streams and rechecking until it can (another thread may release a
+//     word); `sync_hang_guard` only bounds a test that would hang, then it
+//     answers fake_blocked and counts blocked_syncs();
+//   - a word command whose word lies in memory already freed with
+//     host_free is never executed: it is counted (freed_word_accesses())
+//     and dropped, so a test sees a use after free instead of causing one;
+//   - streams and events belong to the calling thread's current device
+//     (set_device / get_device are per thread, as in CUDA).
+// Every entry point counts its calls, and the next call of any one can be
+// made to fail. Test-only code: it allocates freely. Entry points are
+// meant for one thread at a time; words may be written from any thread.
 #pragma once
 
 #include <causal/adapters/cuda/driver.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +44,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace causal_cuda_test {
@@ -38,12 +56,15 @@ inline constexpr int fake_error = 999;        ///< an injected failure
 inline constexpr int fake_blocked = 998;      ///< synchronize on a stream that cannot finish
 inline constexpr int fake_no_device = 100;    ///< cudaErrorNoDevice
 inline constexpr int fake_out_of_memory = 2;  ///< cudaErrorMemoryAllocation
+inline constexpr int fake_insufficient_driver = 35;  ///< cudaErrorInsufficientDriver
+inline constexpr int fake_invalid_device = 101;      ///< cudaErrorInvalidDevice
 
 class fake_device {
  public:
   struct event {
     std::uint64_t recorded = 0;   // generation of the latest record call
     std::uint64_t completed = 0;  // generation of the latest record that ran
+    int device = 0;               // the current device when it was created
   };
   struct external {
     std::uint64_t value = 0;
@@ -64,12 +85,13 @@ class fake_device {
   struct stream {
     std::deque<command> commands;
     bool destroyed = false;
+    int device = 0;  // the current device when it was created
   };
 
   fake_device() { current() = this; }
   ~fake_device() {
     current() = nullptr;
-    for (void* p : host_blocks_) std::free(p);
+    for (const block& b : host_blocks_) std::free(b.base);
   }
   fake_device(const fake_device&) = delete;
   fake_device& operator=(const fake_device&) = delete;
@@ -82,22 +104,31 @@ class fake_device {
   // Configuration.
   int devices = 1;
   bool memory_ops = true;
+  /// When nonzero, device_count answers this status (e.g. 35,
+  /// cudaErrorInsufficientDriver) instead of counting.
+  int device_count_status = 0;
+  /// How long stream_synchronize waits for a command that cannot run
+  /// before it gives up (a hang guard for tests, never a timing).
+  std::chrono::milliseconds sync_hang_guard{10000};
   /// Makes the next call of `entry` (e.g. "wait_value64") fail.
-  void fail_next(const std::string& entry) { fail_next_[entry] = true; }
+  void fail_next(const std::string& entry) { fail_in_[entry] = 1; }
+  /// Makes the `n`-th next call of `entry` fail (1: the next one).
+  void fail_nth(const std::string& entry, int n) { fail_in_[entry] = n; }
   /// Calls of `entry` so far.
   int calls(const std::string& entry) const {
     auto it = calls_.find(entry);
     return it == calls_.end() ? 0 : it->second;
   }
 
-  /// Runs ready commands until none is; returns how many ran.
+  /// Runs ready commands (of destroyed streams too) until none is;
+  /// returns how many ran.
   std::size_t run() {
     std::size_t ran = 0;
     for (bool progress = true; progress;) {
       progress = false;
       for (std::size_t i = 0; i < streams_.size(); ++i) {
         stream& s = *streams_[i];
-        while (!s.destroyed && !s.commands.empty() && ready(s.commands.front())) {
+        while (!s.commands.empty() && ready(s.commands.front())) {
           command c = std::move(s.commands.front());
           s.commands.pop_front();
           execute(c);
@@ -111,6 +142,30 @@ class fake_device {
 
   /// Commands waiting on `s`.
   std::size_t pending(api::stream_t s) const { return as_stream(s)->commands.size(); }
+  /// Commands still queued, on every stream (destroyed ones included).
+  std::size_t pending_everywhere() const {
+    std::size_t n = 0;
+    for (const auto& s : streams_) n += s->commands.size();
+    return n;
+  }
+  /// Queued wait-value / write-value commands on `word`, on every stream.
+  std::size_t commands_on(const std::uint64_t* word) const {
+    std::size_t n = 0;
+    for (const auto& s : streams_) {
+      for (const command& c : s->commands) n += c.word == word ? 1 : 0;
+    }
+    return n;
+  }
+  /// Word commands that found their word freed (see the file comment).
+  std::size_t freed_word_accesses() const { return freed_word_accesses_; }
+  /// stream_synchronize calls that gave up at the hang guard.
+  std::size_t blocked_syncs() const { return blocked_syncs_; }
+  /// The device `s` / `e` was created on.
+  int stream_device(api::stream_t s) const { return as_stream(s)->device; }
+  int event_device(api::event_t e) const { return reinterpret_cast<const event*>(e)->device; }
+  /// The current device at the latest stream creation / semaphore import.
+  int last_stream_device() const { return streams_.empty() ? -1 : streams_.back()->device; }
+  int last_import_device() const { return last_import_device_; }
   /// Enqueues test work on `s` (what a kernel would do, in stream order).
   void enqueue_work(api::stream_t s, std::function<void()> work) {
     command c;
@@ -131,10 +186,22 @@ class fake_device {
       causal::cuda::driver_table d;
       d.device_count = [](int* n) noexcept {
         if (self().enter("device_count")) return fake_error;
+        *n = 0;
+        if (self().device_count_status != 0) return self().device_count_status;
         *n = self().devices;
         return self().devices == 0 ? fake_no_device : 0;
       };
-      d.set_device = [](int) noexcept { return self().enter("set_device") ? fake_error : 0; };
+      d.set_device = [](int o) noexcept {
+        if (self().enter("set_device")) return fake_error;
+        if (o < 0 || o >= self().devices) return fake_invalid_device;
+        thread_device() = o;
+        return 0;
+      };
+      d.get_device = [](int* o) noexcept {
+        (void)self().enter("get_device");
+        *o = thread_device();
+        return 0;
+      };
       d.mem_ops_64 = [](int, int* s) noexcept {
         *s = self().memory_ops ? 1 : 0;
         return self().enter("mem_ops_64") ? fake_error : 0;
@@ -146,23 +213,33 @@ class fake_device {
       d.stream_create = [](api::stream_t* s) noexcept {
         if (self().enter("stream_create")) return fake_error;
         self().streams_.push_back(std::make_unique<stream>());
+        self().streams_.back()->device = thread_device();
         *s = reinterpret_cast<api::stream_t>(self().streams_.back().get());
         return 0;
       };
       d.stream_destroy = [](api::stream_t s) noexcept {
+        // Returns at once; queued commands still run (CUDA's rule).
         (void)self().enter("stream_destroy");
         as_stream(s)->destroyed = true;
-        as_stream(s)->commands.clear();
         return 0;
       };
       d.stream_synchronize = [](api::stream_t s) noexcept {
         if (self().enter("stream_synchronize")) return fake_error;
-        self().run();
-        return as_stream(s)->commands.empty() ? 0 : fake_blocked;
+        const auto give_up = std::chrono::steady_clock::now() + self().sync_hang_guard;
+        for (;;) {
+          self().run();
+          if (as_stream(s)->commands.empty()) return 0;
+          if (std::chrono::steady_clock::now() >= give_up) {
+            ++self().blocked_syncs_;
+            return fake_blocked;
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
       };
       d.event_create = [](api::event_t* e) noexcept {
         if (self().enter("event_create")) return fake_error;
         self().events_.push_back(std::make_unique<event>());
+        self().events_.back()->device = thread_device();
         *e = reinterpret_cast<api::event_t>(self().events_.back().get());
         return 0;
       };
@@ -218,20 +295,14 @@ class fake_device {
       };
       d.host_alloc_mapped = [](void** h, std::size_t bytes) noexcept {
         if (self().enter("host_alloc_mapped")) return fake_out_of_memory;
-        *h = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
-        self().host_blocks_.push_back(*h);
+        const std::size_t rounded = (bytes + 4095) / 4096 * 4096;
+        *h = std::aligned_alloc(4096, rounded);
+        self().host_blocks_.push_back(block{*h, rounded});
         return 0;
       };
       d.host_free = [](void* h) noexcept {
         (void)self().enter("host_free");
-        auto& b = self().host_blocks_;
-        for (auto it = b.begin(); it != b.end(); ++it) {
-          if (*it == h) {
-            std::free(h);
-            b.erase(it);
-            break;
-          }
-        }
+        self().release_block(h);
         return 0;
       };
       d.host_device_pointer = [](void** dev, void* h) noexcept {
@@ -246,25 +317,20 @@ class fake_device {
       d.pool_destroy = [](api::mem_pool_t) noexcept { return self().enter("pool_destroy") ? fake_error : 0; };
       d.malloc_from_pool_async = [](void** p, std::size_t bytes, api::mem_pool_t, api::stream_t) noexcept {
         if (self().enter("malloc_from_pool_async")) return fake_out_of_memory;
-        *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
-        self().host_blocks_.push_back(*p);
+        const std::size_t rounded = (bytes + 255) / 256 * 256;
+        *p = std::aligned_alloc(256, rounded);
+        self().host_blocks_.push_back(block{*p, rounded});
         return 0;
       };
       d.free_async = [](void* p, api::stream_t) noexcept {
         (void)self().enter("free_async");
-        auto& b = self().host_blocks_;
-        for (auto it = b.begin(); it != b.end(); ++it) {
-          if (*it == p) {
-            std::free(p);
-            b.erase(it);
-            break;
-          }
-        }
+        self().release_block(p);
         return 0;
       };
       d.import_timeline_fd = [](api::external_semaphore_t* out, int) noexcept {
         if (self().enter("import_timeline_fd")) return fake_error;
         self().externals_.push_back(std::make_unique<external>());
+        self().last_import_device_ = thread_device();
         *out = reinterpret_cast<api::external_semaphore_t>(self().externals_.back().get());
         return 0;
       };
@@ -291,23 +357,64 @@ class fake_device {
         as_stream(s)->commands.push_back(std::move(c));
         return 0;
       };
-      d.error_string = [](int) noexcept { return "fake device error"; };
+      d.error_string = [](int code) noexcept {
+        return code == fake_insufficient_driver
+                   ? "CUDA driver version is insufficient for CUDA runtime version"
+                   : "fake device error";
+      };
+      d.error_name = [](int code) noexcept {
+        switch (code) {
+          case fake_no_device: return "cudaErrorNoDevice";
+          case fake_insufficient_driver: return "cudaErrorInsufficientDriver";
+          case fake_out_of_memory: return "cudaErrorMemoryAllocation";
+          default: return "fakeError";
+        }
+      };
       return d;
     }();
     return t;
   }
 
  private:
+  struct block {
+    void* base = nullptr;
+    std::size_t bytes = 0;
+  };
+
   static fake_device& self() { return *current(); }
+  static int& thread_device() {
+    thread_local int ordinal = 0;  // CUDA's default current device
+    return ordinal;
+  }
+
+  void release_block(void* p) {
+    for (auto it = host_blocks_.begin(); it != host_blocks_.end(); ++it) {
+      if (it->base == p) {
+        std::free(p);
+        host_blocks_.erase(it);
+        return;
+      }
+    }
+  }
+
+  // Whether `word` lies in memory from host_alloc_mapped / malloc that is
+  // still allocated.
+  bool word_live(const std::uint64_t* word) const {
+    const auto a = reinterpret_cast<std::uintptr_t>(word);
+    for (const block& b : host_blocks_) {
+      const auto base = reinterpret_cast<std::uintptr_t>(b.base);
+      if (a >= base && a + sizeof(std::uint64_t) <= base + b.bytes) return true;
+    }
+    return false;
+  }
   static stream* as_stream(api::stream_t s) { return reinterpret_cast<stream*>(s); }
 
   // Counts the call; true when it must fail.
   bool enter(const char* entry) {
     ++calls_[entry];
-    auto it = fail_next_.find(entry);
-    if (it == fail_next_.end() || !it->second) return false;
-    it->second = false;
-    return true;
+    auto it = fail_in_.find(entry);
+    if (it == fail_in_.end() || it->second == 0) return false;
+    return --it->second == 0;
   }
 
   static std::uint64_t load(const std::uint64_t* w) {
@@ -316,7 +423,10 @@ class fake_device {
 
   bool ready(const command& c) const {
     switch (c.k) {
-      case kind::wait_value: return load(c.word) >= c.value;
+      // A freed word is never read: execute() counts and drops the command.
+      case kind::wait_value:
+        return !word_live(c.word) ||
+               static_cast<std::int64_t>(load(c.word) - c.value) >= 0;  // CUDA's GEQ
       case kind::wait_event: return c.ev->completed >= c.value;
       case kind::wait_external: return c.ext->value >= c.value;
       default: return true;
@@ -324,6 +434,10 @@ class fake_device {
   }
 
   void execute(command& c) {
+    if ((c.k == kind::wait_value || c.k == kind::write_value) && !word_live(c.word)) {
+      ++freed_word_accesses_;
+      return;
+    }
     switch (c.k) {
       case kind::write_value:
         // A device store: no max, exactly like cuStreamWriteValue64.
@@ -342,9 +456,12 @@ class fake_device {
   std::vector<std::unique_ptr<stream>> streams_;
   std::vector<std::unique_ptr<event>> events_;
   std::vector<std::unique_ptr<external>> externals_;
-  std::vector<void*> host_blocks_;
+  std::vector<block> host_blocks_;
+  std::size_t freed_word_accesses_ = 0;
+  std::size_t blocked_syncs_ = 0;
+  int last_import_device_ = -1;
   std::map<std::string, int> calls_;
-  std::map<std::string, bool> fail_next_;
+  std::map<std::string, int> fail_in_;  // calls until the injected failure
   int pool_token_ = 0;
 };
 

@@ -79,6 +79,12 @@ inline constexpr const char* vendor = "cuda";
 /// mapped to errc::resource_exhausted; every other failure is device_lost.
 inline constexpr int out_of_memory = 2;
 
+/// The native status code of "no device" (cudaErrorNoDevice,
+/// CUDA_ERROR_NO_DEVICE and hipErrorNoDevice are all 100): the only status
+/// that device_count() reads as "no device, skip"; every other failure is
+/// an error to report (a too-old driver must not look like a clean skip).
+inline constexpr int no_device = 100;
+
 }  // namespace cuda::api
 
 CAUSAL_END_NAMESPACE

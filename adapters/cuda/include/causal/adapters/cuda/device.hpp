@@ -21,15 +21,40 @@
 // The constructor probes the device (set_device, the
 // CAN_USE_64_BIT_STREAM_MEM_OPS attribute, the name) and maps the slab;
 // any failure is kept in setup_status() and every later call returns it.
+// "No such device" (failed_precondition) means exactly that the runtime
+// answered api::no_device or has fewer devices; any other failure of the
+// device count is kept as that error (device_lost, the native code).
+// Events are created with the device made current (scoped_device), so any
+// thread may ask for one.
+//
+// Word lifetime. A device wait on a word is a command in some stream until
+// the stream passes it, and CUDA cannot take it back. Queues count, per
+// word, the device waits they enqueued and have not yet seen passed
+// (note_device_wait / device_wait_passed). free_word() on a word that
+// still has such waits *retires* it: it stays out of allocate_word until
+// the last of them is passed, so no stream ever polls a word that a new
+// semaphore has reset. The destructor leaves the slab mapped (leaks it)
+// rather than free memory a stream may still poll, if any wait is still
+// counted then (a queue outlived its context).
+//
+// Releasing a failed word. A semaphore that fails records, for its word,
+// the highest value a device wait asked for (mark_failed_word); it does not
+// write it, so work queued behind those waits does not run on inputs that
+// were never produced. A queue writes it (release_if_failed) where a
+// stuck wait must be let through: before draining its stream at teardown,
+// and for waits of failed submissions that belong to no operation.
 //
 // Thread safety: every member may be called from any thread.
 // Memory order:  the slab and the event list are guarded by spin locks
-//                (acquire/release); the probe results are immutable.
+//                (acquire/release); the probe results are immutable. The
+//                per-word wait counts are atomics (acq_rel); retiring and
+//                freeing a word happen under the slab lock.
 // Blocking/allocation: never blocks. The constructor maps one page of
 //                pinned memory; acquire_event may create an event (a
 //                runtime call) until event_capacity exist; nothing else
 //                allocates.
-// Size:          ~4.4 KiB (the two event tables dominate).
+// Size:          ~10.6 KiB (the two event tables and the per-word wait
+//                counts and release values dominate).
 // Configuration: word_capacity (512: one 4 KiB page), event_capacity (256).
 // See also:      ../shared/DESIGN.md §10, <causal/adapters/cuda/driver.hpp>,
 //                <causal/adapters/cuda/semaphore.hpp>.
@@ -42,6 +67,7 @@
 #include <causal/result.hpp>
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -74,10 +100,11 @@ class device_context {
   device_context& operator=(const device_context&) = delete;
 
   /// Precondition: every semaphore, queue and pool made from this context
-  /// has been destroyed.
+  /// has been destroyed. If a device wait is still counted on a word (a
+  /// queue outlived the context), the slab is leaked, not freed under it.
   ~device_context() {
     for (std::size_t i = 0; i < events_created_; ++i) (void)driver_->event_destroy(all_events_[i]);
-    if (slab_host_ != nullptr) (void)driver_->host_free(slab_host_);
+    if (slab_host_ != nullptr && pending_device_waits() == 0) (void)driver_->host_free(slab_host_);
   }
 
   /// Ok, or why the device could not be opened (no device, no memory).
@@ -102,20 +129,97 @@ class device_context {
       bits |= bit;
       timeline_word w{slab_host_ + i, slab_device_ + i, static_cast<std::uint32_t>(i)};
       *w.host = initial;
+      release_at_[i].store(0, std::memory_order_relaxed);
       return w;
     }
     return error{errc::resource_exhausted, "device_context: every timeline word is in use",
                  word_capacity};
   }
 
-  /// Returns `w` to the slab. Precondition: no stream still waits on it.
+  /// Returns `w` to the slab, or, while device waits on it are still
+  /// counted, retires it until the last one is passed (see the file
+  /// comment).
   void free_word(const timeline_word& w) noexcept {
     if (w.host == nullptr || w.index >= word_capacity) return;
     causal::detail::spin_guard guard(words_lock_);
-    word_used_[w.index / 64] &= ~(std::uint64_t{1} << (w.index % 64));
+    const std::uint64_t bit = std::uint64_t{1} << (w.index % 64);
+    // acquire: pairs with the release decrement in device_wait_passed.
+    if (word_waits_[w.index].load(std::memory_order_acquire) != 0) {
+      word_retiring_[w.index / 64] |= bit;
+      return;
+    }
+    word_used_[w.index / 64] &= ~bit;
   }
 
-  /// Words in use.
+  /// A queue enqueued a device wait on word `index` (a stream command that
+  /// will read it until the stream passes it).
+  void note_device_wait(std::uint32_t index) noexcept {
+    if (index < word_capacity) word_waits_[index].fetch_add(1, std::memory_order_relaxed);
+  }
+
+  /// The stream passed one device wait on word `index` (its queue saw a
+  /// later host function run, or drained the stream). The last one frees a
+  /// retired word.
+  void device_wait_passed(std::uint32_t index) noexcept {
+    if (index >= word_capacity) return;
+    // acq_rel: the last decrement publishes "no waiter" to free_word.
+    if (word_waits_[index].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    causal::detail::spin_guard guard(words_lock_);
+    const std::uint64_t bit = std::uint64_t{1} << (index % 64);
+    if ((word_retiring_[index / 64] & bit) != 0 &&
+        word_waits_[index].load(std::memory_order_acquire) == 0) {
+      word_retiring_[index / 64] &= ~bit;
+      word_used_[index / 64] &= ~bit;
+    }
+  }
+
+  /// Records that the semaphore of word `index` failed and device waits on
+  /// it asked for up to `v` (see the file comment).
+  void mark_failed_word(std::uint32_t index, std::uint64_t v) noexcept {
+    if (index >= word_capacity) return;
+    std::uint64_t seen = release_at_[index].load(std::memory_order_relaxed);
+    while (seen < v &&
+           !release_at_[index].compare_exchange_weak(seen, v, std::memory_order_acq_rel)) {
+    }
+  }
+
+  /// If word `index` belongs to a failed semaphore, raises it to the value
+  /// recorded by mark_failed_word so every device wait on it completes;
+  /// returns whether it did.
+  bool release_if_failed(std::uint32_t index) noexcept {
+    if (index >= word_capacity || slab_host_ == nullptr) return false;
+    const std::uint64_t v = release_at_[index].load(std::memory_order_acquire);
+    if (v == 0) return false;
+    std::atomic_ref<std::uint64_t> w(slab_host_[index]);
+    std::uint64_t seen = w.load(std::memory_order_relaxed);
+    // relaxed: the device reads the word through the bus; the CAS keeps
+    // host writers monotone.
+    while (seen < v && !w.compare_exchange_weak(seen, v, std::memory_order_relaxed)) {
+    }
+    return true;
+  }
+
+  /// Device waits on word `index` not yet passed.
+  [[nodiscard]] std::uint32_t device_waits_on(std::uint32_t index) const noexcept {
+    return index < word_capacity ? word_waits_[index].load(std::memory_order_acquire) : 0;
+  }
+
+  /// Device waits not yet passed, on every word.
+  [[nodiscard]] std::size_t pending_device_waits() const noexcept {
+    std::size_t n = 0;
+    for (const auto& c : word_waits_) n += c.load(std::memory_order_acquire);
+    return n;
+  }
+
+  /// Words freed while device waits on them were pending, not yet reusable.
+  [[nodiscard]] std::size_t words_retiring() const noexcept {
+    causal::detail::spin_guard guard(words_lock_);
+    std::size_t n = 0;
+    for (std::uint64_t bits : word_retiring_) n += static_cast<std::size_t>(__builtin_popcountll(bits));
+    return n;
+  }
+
+  /// Words in use (retiring ones included).
   [[nodiscard]] std::size_t words_in_use() const noexcept {
     causal::detail::spin_guard guard(words_lock_);
     std::size_t n = 0;
@@ -135,6 +239,10 @@ class device_context {
                    event_capacity};
     }
     api::event_t e{};
+    // Events belong to the current device: make ours current, whatever
+    // thread asks.
+    const scoped_device current(*driver_, ordinal_);
+    if (status s = current.status_value(); !s) return s.error_value();
     if (status s = to_status(driver_->event_create(&e), "cudaEventCreateWithFlags"); !s) {
       return s.error_value();
     }
@@ -160,7 +268,9 @@ class device_context {
 
  private:
   status open() noexcept {
-    if (device_count(*driver_) <= ordinal_ || ordinal_ < 0) {
+    const result<int> count = device_count(*driver_);
+    if (!count) return status{count.error_value()};  // not "no device": say what it is
+    if (*count <= ordinal_ || ordinal_ < 0) {
       return status{error{errc::failed_precondition, "device_context: no such device (no GPU?)",
                           static_cast<std::uint64_t>(ordinal_ < 0 ? 0 : ordinal_)}};
     }
@@ -200,6 +310,9 @@ class device_context {
   std::uint64_t* slab_host_ = nullptr;
   std::uint64_t* slab_device_ = nullptr;
   std::array<std::uint64_t, word_capacity / 64> word_used_{};
+  std::array<std::uint64_t, word_capacity / 64> word_retiring_{};
+  std::array<std::atomic<std::uint32_t>, word_capacity> word_waits_{};
+  std::array<std::atomic<std::uint64_t>, word_capacity> release_at_{};
 
   mutable causal::detail::spin_lock events_lock_;
   std::size_t events_created_ = 0;

@@ -21,6 +21,16 @@
 // `errc::device_lost`; the message names the call, the position holds the
 // native code.
 //
+// "No device" is one status only: `api::no_device` (cudaErrorNoDevice), or
+// no driver installed at all (see driver_table::device_count).
+// `device_count()` answers 0 for exactly that, so a program can skip
+// (exit 77); any other failure, e.g. cudaErrorInsufficientDriver from a
+// driver older than the runtime, is an error the program must report.
+//
+// Streams, events and pools are created on the calling thread's *current*
+// device; `scoped_device` makes the adapter's device current for such a
+// call, from any thread, and restores the caller's device afterwards.
+//
 // Thread safety: native_driver() is safe to call from any thread (the
 //                entry points are fetched once, in a function-local static).
 // Memory order:  the table is immutable after construction.
@@ -47,8 +57,17 @@ namespace cuda {
 /// (0 = success). Pointers are never null in a table from native_driver();
 /// a fake may leave unused ones null (calling them is the fake's bug).
 struct driver_table {
+  /// How many devices; returns api::no_device (and *count = 0) when there
+  /// is no device *or no driver at all* (the native table maps the
+  /// runtime's "insufficient driver" to no_device only when
+  /// cudaDriverGetVersion reports no driver installed). Anything else is a
+  /// real failure (device_count() reports it).
   int (*device_count)(int* count) noexcept = nullptr;
+  /// Makes `ordinal` the calling thread's current device (streams, events
+  /// and pools are created on the current device).
   int (*set_device)(int ordinal) noexcept = nullptr;
+  /// The calling thread's current device.
+  int (*get_device)(int* ordinal) noexcept = nullptr;
   /// Whether `ordinal` can run 64-bit stream memory operations
   /// (CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS): *supported = 0/1.
   int (*mem_ops_64)(int ordinal, int* supported) noexcept = nullptr;
@@ -103,6 +122,8 @@ struct driver_table {
 
   /// A static description of a native status.
   const char* (*error_string)(int code) noexcept = nullptr;
+  /// The status's enumerator name ("cudaErrorInsufficientDriver").
+  const char* (*error_name)(int code) noexcept = nullptr;
 };
 
 /// Turns native status `code` from call `what` (a string literal) into an
@@ -113,13 +134,67 @@ struct driver_table {
   return status{error{e, what, static_cast<std::uint64_t>(static_cast<unsigned>(code))}};
 }
 
-/// Returns how many devices the table's runtime sees; 0 (not an error)
-/// when there is no driver or no device, so callers can skip cleanly.
-[[nodiscard]] inline int device_count(const driver_table& t) noexcept {
+/// Returns how many devices the table's runtime sees: 0 (not an error)
+/// only when it answers api::no_device (no device, or no driver installed),
+/// so callers skip cleanly exactly then. Any other failure (a driver older
+/// than the runtime, a broken install, a device in a bad state) is
+/// `errc::device_lost` with the native code as position: report it with
+/// native_error_name / native_error_string, never as a skip.
+[[nodiscard]] inline result<int> device_count(const driver_table& t) noexcept {
+  if (t.device_count == nullptr) {
+    return error{errc::failed_precondition, "device_count: the driver table has no device_count"};
+  }
   int n = 0;
-  if (t.device_count == nullptr || t.device_count(&n) != 0) return 0;
+  const int code = t.device_count(&n);
+  if (code == api::no_device) return 0;
+  if (code != 0) {
+    return error{errc::device_lost,
+                 "cudaGetDeviceCount failed with an error other than 'no device' (position: the "
+                 "native code)",
+                 static_cast<std::uint64_t>(static_cast<unsigned>(code))};
+  }
   return n < 0 ? 0 : n;
 }
+
+/// The enumerator name of native status `code` ("unknown" if the table
+/// cannot name it).
+[[nodiscard]] inline const char* native_error_name(const driver_table& t, int code) noexcept {
+  const char* name = t.error_name != nullptr ? t.error_name(code) : nullptr;
+  return name != nullptr ? name : "unknown";
+}
+
+/// The description of native status `code` ("unknown" if none).
+[[nodiscard]] inline const char* native_error_string(const driver_table& t, int code) noexcept {
+  const char* text = t.error_string != nullptr ? t.error_string(code) : nullptr;
+  return text != nullptr ? text : "unknown";
+}
+
+/// Makes `ordinal` the calling thread's current device for the life of
+/// the guard, then restores the thread's previous device, so creating a
+/// stream, event or pool for device `ordinal` works from any thread and
+/// leaves the caller's current device as it was.
+class scoped_device {
+ public:
+  scoped_device(const driver_table& t, int ordinal) noexcept : table_(&t) {
+    int current = -1;
+    const bool known = t.get_device != nullptr && t.get_device(&current) == 0;
+    status_ = to_status(t.set_device(ordinal), "cudaSetDevice");
+    if (status_ && known && current != ordinal) previous_ = current;  // else nothing to restore
+  }
+  ~scoped_device() {
+    if (previous_ >= 0) (void)table_->set_device(previous_);
+  }
+  scoped_device(const scoped_device&) = delete;
+  scoped_device& operator=(const scoped_device&) = delete;
+
+  /// Ok, or why the device could not be made current.
+  [[nodiscard]] status status_value() const noexcept { return status_; }
+
+ private:
+  const driver_table* table_;
+  int previous_ = -1;
+  status status_{};
+};
 
 namespace detail {
 
@@ -129,8 +204,14 @@ namespace detail {
 inline constexpr int not_supported = static_cast<int>(hipErrorNotSupported);
 
 struct native {
-  static int device_count(int* n) noexcept { return static_cast<int>(hipGetDeviceCount(n)); }
+  static int device_count(int* n) noexcept {
+    *n = 0;
+    const hipError_t e = hipGetDeviceCount(n);
+    if (e == hipSuccess && *n == 0) return api::no_device;
+    return static_cast<int>(e);
+  }
   static int set_device(int o) noexcept { return static_cast<int>(hipSetDevice(o)); }
+  static int get_device(int* o) noexcept { return static_cast<int>(hipGetDevice(o)); }
   static int mem_ops_64(int o, int* s) noexcept {
     return static_cast<int>(hipDeviceGetAttribute(s, hipDeviceAttributeCanUseStreamWaitValue, o));
   }
@@ -198,6 +279,9 @@ struct native {
   static const char* error_string(int code) noexcept {
     return hipGetErrorString(static_cast<hipError_t>(code));
   }
+  static const char* error_name(int code) noexcept {
+    return hipGetErrorName(static_cast<hipError_t>(code));
+  }
 };
 
 #else
@@ -243,8 +327,25 @@ inline const driver_entry_points& entry_points() noexcept {
 }
 
 struct native {
-  static int device_count(int* n) noexcept { return static_cast<int>(cudaGetDeviceCount(n)); }
+  static int device_count(int* n) noexcept {
+    *n = 0;
+    const cudaError_t e = cudaGetDeviceCount(n);
+    if (e == cudaSuccess && *n == 0) return api::no_device;
+    if (e == cudaErrorInsufficientDriver) {
+      // Without libcuda at all the runtime also answers "insufficient
+      // driver"; cudaDriverGetVersion then reports 0 ("no driver is
+      // installed"). That machine has no device. A driver that exists but
+      // is older than the runtime is a real error and stays one.
+      int version = -1;
+      if (cudaDriverGetVersion(&version) == cudaSuccess && version == 0) {
+        *n = 0;
+        return api::no_device;
+      }
+    }
+    return static_cast<int>(e);
+  }
   static int set_device(int o) noexcept { return static_cast<int>(cudaSetDevice(o)); }
+  static int get_device(int* o) noexcept { return static_cast<int>(cudaGetDevice(o)); }
   static int mem_ops_64(int o, int* s) noexcept {
     *s = 0;
     const driver_entry_points& ep = entry_points();
@@ -346,6 +447,9 @@ struct native {
   static const char* error_string(int code) noexcept {
     return cudaGetErrorString(static_cast<cudaError_t>(code));
   }
+  static const char* error_name(int code) noexcept {
+    return cudaGetErrorName(static_cast<cudaError_t>(code));
+  }
 };
 
 #endif
@@ -360,6 +464,7 @@ struct native {
     driver_table t;
     t.device_count = &n::device_count;
     t.set_device = &n::set_device;
+    t.get_device = &n::get_device;
     t.mem_ops_64 = &n::mem_ops_64;
     t.device_name = &n::device_name;
     t.stream_create = &n::stream_create;
@@ -384,6 +489,7 @@ struct native {
     t.signal_external = &n::signal_external;
     t.wait_external = &n::wait_external;
     t.error_string = &n::error_string;
+    t.error_name = &n::error_name;
     return t;
   }();
   return table;

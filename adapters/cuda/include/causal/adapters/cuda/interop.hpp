@@ -55,7 +55,12 @@ class external_timeline {
     } else if (fd < 0) {
       setup_ = status{error{errc::invalid_argument, "external_timeline: negative fd"}};
     } else {
-      setup_ = to_status(dev.driver().import_timeline_fd(&handle_, fd), "cudaImportExternalSemaphore");
+      // Imported into the current device: make ours current, from any thread.
+      const scoped_device current(dev.driver(), dev.ordinal());
+      setup_ = current.status_value();
+      if (setup_) {
+        setup_ = to_status(dev.driver().import_timeline_fd(&handle_, fd), "cudaImportExternalSemaphore");
+      }
     }
     imported_ = static_cast<bool>(setup_);
   }

@@ -111,6 +111,10 @@ class device_block_pool {
     if (!dev_->setup_status()) return dev_->setup_status();
     if (!placement_.setup_status()) return placement_.setup_status();
     const driver_table& d = dev_->driver();
+    // The arena's stream belongs to the current device: make ours current
+    // for the whole setup, whatever thread builds the pool.
+    const scoped_device current(d, dev_->ordinal());
+    if (status s = current.status_value(); !s) return s;
     if (status s = to_status(d.pool_create(&pool_, dev_->ordinal()), "cudaMemPoolCreate"); !s) {
       pool_ = nullptr;
       return s;

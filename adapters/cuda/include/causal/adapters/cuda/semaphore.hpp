@@ -29,6 +29,19 @@
 //           completes). The producing queue removes an entry once the
 //           value is reached on the host and recycles the event.
 //
+// Failure and the device. A stream command cannot be taken back once
+// enqueued (CUDA has no way to cancel a cuStreamWaitValue64 or the work
+// behind it), so a device wait on a semaphore that fails (or is destroyed)
+// would poll its word forever, and its stream would never drain. When the
+// semaphore fails, it records for its word the highest value any device
+// wait asked for (request_mirror; device_context::mark_failed_word), and a
+// queue that must let such a wait through writes it (before draining at
+// teardown, or for a wait that belongs to no operation): the work queued
+// behind it then *runs*, on inputs that were never produced, after its
+// queue has failed its signals. A destroyed semaphore writes it at once:
+// nobody can signal it any more. Either way the word is only reused once
+// every wait on it has been passed (device_context).
+//
 // Word writes come from the device (stream signals) and the host (relay,
 // host completion), each monotone on its own side. A host store can land
 // between two device stores of the same word and briefly lower it; the next
@@ -98,8 +111,10 @@ class basic_semaphore : public causal::basic_semaphore<Frontier, HistoryDepth, P
   basic_semaphore(const basic_semaphore&) = delete;
   basic_semaphore& operator=(const basic_semaphore&) = delete;
 
-  /// Precondition: no stream waits on the word any more, and no queue
-  /// still holds ledger entries (poll or synchronize them first).
+  /// Precondition: no queue still holds ledger entries or unfinished
+  /// operations that wait on this semaphore (poll or synchronize them
+  /// first). Device waits still enqueued on the word are released (see
+  /// the file comment) and the word is retired until they are passed.
   ~basic_semaphore() {
     // A relay callback may be running on a signalling thread; it re-arms
     // or clears relay_armed_ as its last action.
@@ -107,6 +122,7 @@ class basic_semaphore : public causal::basic_semaphore<Frontier, HistoryDepth, P
       if (relay_.cancel()) break;
       causal::detail::cpu_relax();
     }
+    release_device_waits();  // never signalled now: let its waits through
     for (std::size_t i = 0; i < ledger_count_; ++i) dev_->release_event(ledger_[i].event);
     dev_->free_word(word_);
   }
@@ -114,6 +130,12 @@ class basic_semaphore : public causal::basic_semaphore<Frontier, HistoryDepth, P
   [[nodiscard]] device_context& device() const noexcept { return *dev_; }
   /// The word's device address (for stream memory operations).
   [[nodiscard]] std::uint64_t* device_word() const noexcept { return word_.device; }
+  /// The word's index in the device's slab (for per-word wait counts);
+  /// device_context::word_capacity when the semaphore has no word.
+  [[nodiscard]] std::uint32_t word_index() const noexcept {
+    return word_.host == nullptr ? static_cast<std::uint32_t>(device_context::word_capacity)
+                                 : word_.index;
+  }
   /// The word as the host sees it now.
   [[nodiscard]] std::uint64_t word_value() const noexcept {
     if (word_.host == nullptr) return 0;
@@ -142,6 +164,10 @@ class basic_semaphore : public causal::basic_semaphore<Frontier, HistoryDepth, P
     // stores false again (release), which the next winner acquires.
     if (!relay_armed_.exchange(true, std::memory_order_acq_rel)) arm_relay();
   }
+
+  /// Writes the highest value a device wait asked for into the word, so
+  /// every device wait on it completes (see the file comment).
+  void release_device_waits() noexcept { mirror(wanted_.load(std::memory_order_acquire)); }
 
   /// True while the relay is armed (for tests).
   [[nodiscard]] bool relay_armed() const noexcept {
@@ -212,6 +238,7 @@ class basic_semaphore : public causal::basic_semaphore<Frontier, HistoryDepth, P
     for (;;) {
       const std::uint64_t payload = this->value();
       mirror(payload);
+      if (this->failed()) note_failed_word();  // a failed semaphore never signals
       if (wanted_.load(std::memory_order_acquire) <= payload || this->failed()) {
         relay_armed_.store(false, std::memory_order_release);
         // A request may have raised wanted_ after the check, seen the relay
@@ -231,11 +258,17 @@ class basic_semaphore : public causal::basic_semaphore<Frontier, HistoryDepth, P
   static void on_relay(semaphore_timepoint& tp, status s) noexcept {
     auto* self = static_cast<basic_semaphore*>(tp.user_data());
     if (!s) {
-      // Failed or destroyed: nothing more to mirror.
+      // Failed or destroyed: it will never reach the values device waits
+      // asked for; let queues release them where they must.
+      self->note_failed_word();
       self->relay_armed_.store(false, std::memory_order_release);
       return;
     }
     self->arm_relay();
+  }
+
+  void note_failed_word() noexcept {
+    dev_->mark_failed_word(word_index(), wanted_.load(std::memory_order_acquire));
   }
 
   device_context* dev_;

@@ -46,8 +46,32 @@
 // completed operation's signals on the host (device_signal: the frontier
 // recorded at submit), recycles their events, and retires the epoch to the
 // core (and an attached completion_tracker). poll() also notices a waited
-// semaphore that failed: the waiting operation can never run, so its
+// semaphore that failed: the waiting operation's result is void, so its
 // signals and every later one fail, and the queue fails (sticky).
+//
+// Failure and teardown. Work already enqueued behind a device wait cannot
+// be un-enqueued on CUDA: a failed operation's commands stay on the stream,
+// stuck on the failed semaphore's word. While the queue lives they stay
+// stuck (the operation and everything after it never run; poll() fails
+// their signals and the queue). A failed operation's slot stays in the ring
+// until the stream passes it, and every device wait is counted on its word
+// (device_context) until then, so a word is never reused while a stream may
+// still read it. The destructor, failed or not, lets the waits on failed
+// semaphores through (device_context::release_if_failed: the work behind
+// them then runs, on inputs never produced, its signals already failed),
+// drains the stream (cudaStreamSynchronize) and only then destroys it: no
+// host function runs into a destroyed queue, no wait polls a freed slab.
+// A wait on a semaphore that is neither signalled nor failed blocks the
+// destructor, as it would block cudaStreamSynchronize.
+//
+// Waits that a submission enqueued before a later wait of it failed stay
+// on the stream too. They belong to no operation: they are kept as the
+// stream's *strays*, counted on their words, never charged to the next
+// operation (whose signals they must not fail), and poll() lets a stray
+// through once its semaphore has failed, so it does not block later work.
+//
+// Devices. An owned stream is created on the context's device from any
+// thread (scoped_device makes it current and restores the caller's).
 //
 // Thread safety: externally synchronised like a queue: one thread at a
 //                time calls submit/pump/poll/synchronize/stream_alloca.
@@ -56,9 +80,12 @@
 //                release; poll()'s load acquires it. Semaphores keep their
 //                own contract.
 // Blocking/allocation: submit, pump and poll never block and never
-//                allocate; synchronize blocks (cudaStreamSynchronize).
+//                allocate; synchronize blocks (cudaStreamSynchronize), and
+//                so does the destructor, even for a failed queue, until
+//                every command on the stream has run (a wait on a
+//                semaphore that is never signalled nor failed blocks it).
 // Size:          the core (~10 KiB, mostly the deferral table) plus the
-//                in-flight ring: max_in_flight * ~700 bytes (~45 KiB).
+//                in-flight ring: max_in_flight * ~900 bytes (~57 KiB).
 // Configuration: Mode (sync_mode), Semaphore (default cuda::semaphore);
 //                max_in_flight, max_waits_per_op, max_open_waits (static).
 // See also:      ../shared/DESIGN.md §5 and §10, <causal/queue.hpp>,
@@ -230,7 +257,11 @@ class stream_backend {
       return;
     }
     if (stream_ == nullptr) {
-      failure_ = to_status(drv().stream_create(&stream_), "cudaStreamCreateWithFlags");
+      // A stream belongs to the current device: make ours current (any
+      // thread, any ordinal), then restore the caller's.
+      const scoped_device current(drv(), dev.ordinal());
+      failure_ = current.status_value();
+      if (failure_) failure_ = to_status(drv().stream_create(&stream_), "cudaStreamCreateWithFlags");
       owns_stream_ = static_cast<bool>(failure_);
     }
     host_signalling_ = Mode == sync_mode::memory_ops && !dev.has_memory_ops();
@@ -239,14 +270,26 @@ class stream_backend {
   stream_backend(const stream_backend&) = delete;
   stream_backend& operator=(const stream_backend&) = delete;
 
-  /// Destroys an owned stream. The owning queue synchronises first.
+  /// Drains the stream (see drain()), then destroys it if owned: its
+  /// host functions point into this backend, and its waits read words.
   ~stream_backend() {
+    (void)drain();
     if (owns_stream_) (void)drv().stream_destroy(stream_);
   }
 
   //===-- queue_backend ---------------------------------------------------===//
 
+  /// Issues a device wait for the next operation. On failure, the waits
+  /// this submission already enqueued stay on the stream (CUDA cannot take
+  /// them back): they are kept as *strays*, counted on their words until
+  /// the stream passes them, and never charged to a later operation.
   status issue_wait(Semaphore& s, std::uint64_t v) noexcept {
+    status st = issue_wait_impl(s, v);
+    if (!st) orphan_staged();
+    return st;
+  }
+
+  status issue_wait_impl(Semaphore& s, std::uint64_t v) noexcept {
     if (!failure_) return failure_;
     if (staged_count_ == max_waits_per_op) {
       return status{error{errc::resource_exhausted, "stream queue: max_waits_per_op device waits",
@@ -265,6 +308,11 @@ class stream_backend {
           !st) {
         return st;
       }
+      // The stream now reads the word until it passes this command.
+      dev_->note_device_wait(s.word_index());
+      staged_[staged_count_++] = wait_record{&s, v, s.word_index()};
+      ++counters_.device_waits;
+      return status{};
     } else {
       const std::optional<status> st = s.wait_event_for(v, [&](api::event_t e) noexcept {
         return to_status(drv().stream_wait_event(stream_, e), "cudaStreamWaitEvent");
@@ -294,14 +342,20 @@ class stream_backend {
     }
     if (op.launch != nullptr) {
       if (status s = to_status(op.launch(stream_, op.user, op.arg), "stream_operation::launch"); !s) {
-        staged_count_ = 0;
+        orphan_staged();
         return s;
       }
     }
     slot& sl = ring_[(head_ + in_flight_) % max_in_flight];
     sl.epoch = epoch;
+    sl.failed = false;
     sl.wait_count = staged_count_;
     for (std::size_t i = 0; i < staged_count_; ++i) sl.waits[i] = staged_[i];
+    // Waits of failed submissions before this one: the stream passes them
+    // before this operation's host function runs.
+    sl.stray_count = stray_count_;
+    for (std::size_t i = 0; i < stray_count_; ++i) sl.strays[i] = strays_[i];
+    stray_count_ = 0;
     sl.signal_count = 0;
     staged_count_ = 0;
     ++in_flight_;
@@ -360,23 +414,39 @@ class stream_backend {
     const std::uint64_t done = completed_.load(std::memory_order_acquire);
     while (in_flight_ != 0 && ring_[head_].epoch <= done) {
       slot& sl = ring_[head_];
-      for (std::size_t i = 0; i < sl.signal_count; ++i) {
-        Semaphore& s = *sl.signals[i].semaphore;
-        const std::uint64_t v = sl.signals[i].value;
-        s.mirror(v);  // host signalling: this *is* the signal on the word
-        (void)s.device_signal(v);
-        if (Mode == sync_mode::events || host_signalling_) (void)s.release_events_through(v, this);
+      // An operation whose wait was released by its semaphore's failure
+      // ran on inputs never produced: fail it (and every later one).
+      if (!sl.failed) {
+        if (std::optional<error> f = released_wait(sl); f) fail_in_flight(*f);
       }
-      if (progress_ != nullptr) {
-        progress_->mirror(sl.epoch);
-        (void)progress_->device_signal(sl.epoch);
+      if (!sl.failed) {
+        for (std::size_t i = 0; i < sl.signal_count; ++i) {
+          Semaphore& s = *sl.signals[i].semaphore;
+          const std::uint64_t v = sl.signals[i].value;
+          s.mirror(v);  // host signalling: this *is* the signal on the word
+          (void)s.device_signal(v);
+          if (Mode == sync_mode::events || host_signalling_) (void)s.release_events_through(v, this);
+        }
+        if (progress_ != nullptr) {
+          progress_->mirror(sl.epoch);
+          (void)progress_->device_signal(sl.epoch);
+        }
+        good_epoch_ = sl.epoch;
       }
+      // The stream has passed this operation's device waits.
+      for (std::size_t i = 0; i < sl.wait_count; ++i) dev_->device_wait_passed(sl.waits[i].word);
+      for (std::size_t i = 0; i < sl.stray_count; ++i) dev_->device_wait_passed(sl.strays[i]);
+      sl.wait_count = 0;
+      sl.stray_count = 0;
       head_ = (head_ + 1) % max_in_flight;
       --in_flight_;
     }
-    if (in_flight_ != 0 && failure_) {
+    if (failure_) good_epoch_ = done > good_epoch_ ? done : good_epoch_;
+    release_failed_strays();
+    if (in_flight_ != 0 && failure_ && !ring_[head_].failed) {
       // The oldest unfinished operation waits on the device for a
-      // semaphore that failed: it can never run. Fail it and all after it.
+      // semaphore that failed: its result is void. Fail it and all after
+      // it (they stay in the ring until the stream passes them).
       const slot& sl = ring_[head_];
       for (std::size_t i = 0; i < sl.wait_count; ++i) {
         if (auto f = sl.waits[i].semaphore->failure(); f) {
@@ -385,21 +455,64 @@ class stream_backend {
         }
       }
     }
-    return done;
+    // Epochs completed without failure: a failed operation (and every one
+    // after it) is never reported complete, even once its stream ran it.
+    return good_epoch_;
   }
 
-  /// Blocks until the stream is idle, then polls. A failed queue (an
-  /// operation stuck behind a failed semaphore) does not block.
+  /// Lets every wait on a failed semaphore through (release_if_failed),
+  /// then blocks until the stream has run everything enqueued on it —
+  /// failed operations and strays included — so that no command still
+  /// reads a word or calls into this backend; counts every device wait
+  /// passed and polls. Called by the destructor, failed or not: work
+  /// enqueued behind a wait cannot be un-enqueued on CUDA, only let
+  /// through and waited for. A wait on a semaphore nobody signals or fails
+  /// blocks it, as cudaStreamSynchronize does. If the synchronisation
+  /// itself fails, the waits stay counted (their words retired, never
+  /// reused).
+  status drain() noexcept {
+    if (stream_ == nullptr) return failure_;
+    for (std::size_t k = 0; k < in_flight_; ++k) {
+      const slot& sl = ring_[(head_ + k) % max_in_flight];
+      for (std::size_t i = 0; i < sl.wait_count; ++i) (void)dev_->release_if_failed(sl.waits[i].word);
+      for (std::size_t i = 0; i < sl.stray_count; ++i) (void)dev_->release_if_failed(sl.strays[i]);
+    }
+    for (std::size_t i = 0; i < stray_count_; ++i) (void)dev_->release_if_failed(strays_[i]);
+    if (status s = to_status(drv().stream_synchronize(stream_), "cudaStreamSynchronize"); !s) {
+      fail_in_flight(s.error_value());
+      return s;
+    }
+    // Everything ran, host functions included (a host function that could
+    // not be enqueued is covered by the synchronisation too).
+    if (in_flight_ != 0) {
+      const std::uint64_t last = ring_[(head_ + in_flight_ - 1) % max_in_flight].epoch;
+      std::uint64_t seen = completed_.load(std::memory_order_acquire);
+      while (seen < last &&
+             !completed_.compare_exchange_weak(seen, last, std::memory_order_acq_rel)) {
+      }
+    }
+    (void)poll();
+    for (std::size_t i = 0; i < stray_count_; ++i) dev_->device_wait_passed(strays_[i]);
+    stray_count_ = 0;
+    return failure_;
+  }
+
+  /// Blocks until the stream is idle, then polls. A failed queue does not
+  /// block (its stream may be stuck on a failed semaphore for good, see
+  /// the file comment); the destructor drains it.
   status synchronize() noexcept {
     if (!failure_) {
       (void)poll();
       return failure_;
     }
+    release_failed_strays();
     if (status s = to_status(drv().stream_synchronize(stream_), "cudaStreamSynchronize"); !s) {
       fail_in_flight(s.error_value());
       return s;
     }
     (void)poll();
+    for (std::size_t i = 0; i < stray_count_; ++i) dev_->device_wait_passed(strays_[i]);
+    stray_count_ = 0;
     return failure_;
   }
 
@@ -412,6 +525,8 @@ class stream_backend {
   /// True when this memory-ops backend falls back to host signalling.
   [[nodiscard]] bool host_signalling() const noexcept { return host_signalling_; }
   [[nodiscard]] std::size_t in_flight() const noexcept { return in_flight_; }
+  /// Device waits of failed submissions not yet attached to an operation.
+  [[nodiscard]] std::size_t stray_waits() const noexcept { return stray_count_; }
   [[nodiscard]] bool in_flight_full() const noexcept { return in_flight_ == max_in_flight; }
   [[nodiscard]] detail::same_stream_guard<Semaphore>& guard() noexcept { return guard_; }
 
@@ -429,16 +544,23 @@ class stream_backend {
   void set_progress_timeline(Semaphore* timeline) noexcept { progress_ = timeline; }
 
  private:
+  /// No word: an event wait (counted nowhere).
+  static constexpr std::uint32_t no_word = static_cast<std::uint32_t>(device_context::word_capacity);
+
   struct wait_record {
     Semaphore* semaphore = nullptr;
     std::uint64_t value = 0;
+    std::uint32_t word = no_word;  ///< the word a wait-value reads, or no_word
   };
   struct slot {
     stream_backend* owner = nullptr;
     std::uint64_t epoch = 0;
+    bool failed = false;  ///< signals already failed; waiting for the stream to pass it
     std::size_t wait_count = 0;
+    std::size_t stray_count = 0;
     std::size_t signal_count = 0;
     std::array<wait_record, max_waits_per_op> waits{};
+    std::array<std::uint32_t, max_waits_per_op> strays{};  ///< words of failed submissions' waits
     std::array<wait_record, max_signals_per_op> signals{};
   };
 
@@ -450,20 +572,65 @@ class stream_backend {
     sl->owner->completed_.store(sl->epoch, std::memory_order_release);
   }
 
+  // Fails the signals of every operation not yet seen complete, and the
+  // queue. The slots stay until the stream passes them (poll or drain):
+  // their device waits are still commands on the stream.
   void fail_in_flight(const error& e) noexcept {
-    while (in_flight_ != 0) {
-      slot& sl = ring_[head_];
+    for (std::size_t k = 0; k < in_flight_; ++k) {
+      slot& sl = ring_[(head_ + k) % max_in_flight];
+      if (sl.failed) continue;
+      sl.failed = true;
       for (std::size_t i = 0; i < sl.signal_count; ++i) {
         (void)sl.signals[i].semaphore->fail(e);
         if (Mode == sync_mode::events || host_signalling_) {
           (void)sl.signals[i].semaphore->release_events_through(~std::uint64_t{0}, this);
         }
       }
-      head_ = (head_ + 1) % max_in_flight;
-      --in_flight_;
     }
     if (progress_ != nullptr) (void)progress_->fail(e);
     if (failure_) failure_ = status{e};
+  }
+
+  // The failure of a semaphore one of `sl`'s own waits was released by
+  // (failed before reaching the value waited for), if any.
+  std::optional<error> released_wait(const slot& sl) const noexcept {
+    for (std::size_t i = 0; i < sl.wait_count; ++i) {
+      const Semaphore& s = *sl.waits[i].semaphore;
+      if (auto f = s.failure(); f && s.value() < sl.waits[i].value) return *f;
+    }
+    return std::nullopt;
+  }
+
+  // A stray wait (of a failed submission) whose semaphore failed blocks
+  // later operations for nothing: let it through. Strays are only ever in
+  // front of the oldest unfinished slot or not yet attached.
+  void release_failed_strays() noexcept {
+    for (std::size_t i = 0; i < stray_count_; ++i) (void)dev_->release_if_failed(strays_[i]);
+    for (std::size_t k = 0; k < in_flight_; ++k) {
+      const slot& sl = ring_[(head_ + k) % max_in_flight];
+      for (std::size_t i = 0; i < sl.stray_count; ++i) (void)dev_->release_if_failed(sl.strays[i]);
+    }
+  }
+
+  // The submission being built failed after some of its waits were
+  // enqueued: keep them as strays (see issue_wait).
+  void orphan_staged() noexcept {
+    for (std::size_t i = 0; i < staged_count_; ++i) {
+      if (staged_[i].word == no_word) continue;
+      if (stray_count_ == strays_.size()) {
+        // Never attached to an operation, never counted passed: the word
+        // stays retired (leaked), never reused under a live wait.
+        if (failure_) {
+          failure_ = status{error{errc::resource_exhausted,
+                                  "stream queue: too many device waits of failed submissions "
+                                  "outstanding",
+                                  strays_.size()}};
+        }
+        continue;
+      }
+      strays_[stray_count_++] = staged_[i].word;
+    }
+    staged_count_ = 0;
   }
 
   [[nodiscard]] const driver_table& drv() const noexcept { return dev_->driver(); }
@@ -478,8 +645,11 @@ class stream_backend {
   counters counters_{};
   std::size_t staged_count_ = 0;
   std::array<wait_record, max_waits_per_op> staged_{};
+  std::size_t stray_count_ = 0;
+  std::array<std::uint32_t, max_waits_per_op> strays_{};
   std::size_t head_ = 0;
   std::size_t in_flight_ = 0;
+  std::uint64_t good_epoch_ = 0;  // highest epoch completed without failure
   std::array<slot, max_in_flight> ring_{};
   alignas(CAUSAL_CACHELINE_SIZE) std::atomic<std::uint64_t> completed_{0};
 };
@@ -507,9 +677,14 @@ class basic_stream_queue {
   basic_stream_queue(const basic_stream_queue&) = delete;
   basic_stream_queue& operator=(const basic_stream_queue&) = delete;
 
-  /// Waits for the stream (unless the queue failed) so no host function
-  /// outlives the queue.
-  ~basic_stream_queue() { (void)synchronize(); }
+  /// Drains the stream, failed or not (stream_backend::drain), so no
+  /// command on it outlives the queue: no host function calls into it,
+  /// no wait reads a word that is freed or reused.
+  ~basic_stream_queue() {
+    (void)core_.backend().drain();
+    core_.retire(core_.backend().poll());
+    report_failure();
+  }
 
   /// Ok, or why the stream could not be set up.
   [[nodiscard]] status setup_status() const noexcept { return core_.backend().failure(); }
@@ -579,7 +754,8 @@ class basic_stream_queue {
   }
 
   /// Blocks until everything issued has completed (a failed queue returns
-  /// its failure at once); held submissions stay held.
+  /// its failure at once: its stream may be stuck for good until the
+  /// destructor drains it); held submissions stay held.
   status synchronize() noexcept {
     status s = core_.backend().synchronize();
     core_.retire(core_.backend().poll());
