@@ -134,6 +134,7 @@ int main() {
     auto x = pool.allocate(qa, bytes), y2 = pool.allocate(qa, bytes), z = pool.allocate(qa, bytes);
     auto y3 = pool.allocate(qb, bytes);
     if (!x || !y2 || !z || !y3) return fail("alloca", (!x ? x : !y2 ? y2 : !z ? z : y3).error_value());
+    // Fresh memory: the host may write it at once (x->mapped is set).
     auto* xs = static_cast<float*>(x->mapped);
     for (std::uint32_t i = 0; i < n; ++i) xs[i] = static_cast<float>(i % 97) - 40.0f;
 
@@ -172,8 +173,13 @@ int main() {
     if (auto r = qb.submit({{&s_a, 2}}, {{&s_b, 2}}, {c4}); !r) return fail("stage 4", r.error_value());
 
     if (auto s = s_b.wait_for(2, std::chrono::seconds(30)); !s) return fail("host wait", s.error_value());
-    const auto* zs = static_cast<const float*>(z->mapped);
-    const auto* ws = static_cast<const float*>(w->mapped);
+    // w may reuse y3's memory, so it came without a host pointer; host_access
+    // hands one out once the device is done with the range's earlier uses
+    // (here, at once: s_b = 2 proves stages 1 to 4 done).
+    auto z_host = pool.host_access(qa, *z), w_host = pool.host_access(qb, *w);
+    if (!z_host || !w_host) return fail("host access", (!z_host ? z_host : w_host).error_value());
+    const auto* zs = static_cast<const float*>(*z_host);
+    const auto* ws = static_cast<const float*>(*w_host);
     std::uint32_t bad = 0;
     for (std::uint32_t i = 0; i < n; ++i) {
       bad += std::fabs(zs[i] - 5.0f * xs[i]) > 1e-3f || std::fabs(ws[i] - 4.0f * xs[i]) > 1e-3f;

@@ -507,6 +507,7 @@ TEST_CASE("vulkan: buffers from the pool are reused by knowledge, after a fence,
   auto b1 = pool.allocate(q1, size);
   REQUIRE(b1);
   CHECK(b1->block.path == causal::pool_path::fresh);
+  CHECK(b1->mapped != nullptr);  // fresh: nothing else ever used it
   REQUIRE(q1.submit({}, {}, {fill(f.commands(), b1->handle, b1->offset, b1->size, 0x11)}));
   REQUIRE(pool.deallocate(q1, *b1));
 
@@ -529,8 +530,12 @@ TEST_CASE("vulkan: buffers from the pool are reused by knowledge, after a fence,
   CHECK(q2.driver_stats().vk_waits == 1);
   CHECK(q2.knowledge().epoch_of(q1.axis()) == 2);
   REQUIRE(f.finish());
-  CHECK(static_cast<const std::uint32_t*>(b3->mapped)[0] == 0x33);
-  CHECK(static_cast<const std::uint32_t*>(b3->mapped)[size / 4 - 1] == 0x33);
+  CHECK(b3->mapped == nullptr);  // reused behind a fence: no pointer up front
+  auto p3 = pool.host_access(q2, *b3, clock_type::now() + std::chrono::seconds(20));
+  REQUIRE(p3);
+  CHECK(static_cast<const std::uint32_t*>(*p3)[0] == 0x33);
+  CHECK(static_cast<const std::uint32_t*>(*p3)[size / 4 - 1] == 0x33);
+  CHECK(pool.host_access(q1, *b3).error_value().code() == causal::errc::invalid_argument);
   REQUIRE(pool.deallocate(q2, *b3));
 
   // Back on q1 once q2's work has retired (finish() polled): free reuse by
@@ -538,6 +543,7 @@ TEST_CASE("vulkan: buffers from the pool are reused by knowledge, after a fence,
   auto b4 = pool.allocate(q1, size);
   REQUIRE(b4);
   CHECK(b4->block.path == causal::pool_path::completion);
+  CHECK(b4->mapped != nullptr);  // the device was seen to finish with it
   CHECK(q1.knowledge().epoch_of(q2.axis()) == 0);
   // Nothing fits now: a clear error, nothing changes.
   auto none = pool.allocate(q2, size);
@@ -550,6 +556,40 @@ TEST_CASE("vulkan: buffers from the pool are reused by knowledge, after a fence,
   REQUIRE(f.finish());
   REQUIRE(pool.remove_queue(q1));
   REQUIRE(pool.remove_queue(q2));
+}
+
+TEST_CASE("vulkan: a pool range reused while earlier device work may still use it has no host "
+          "pointer until that work is done",
+          "[vulkan][pool]") {
+  vk_submit2_polled f;
+  auto& q = f.make_queue();
+  auto& gate = f.make_semaphore();
+  gate.mark_external();  // the batch below is sent and waits on the device
+  constexpr vk::DeviceSize size = 1024;
+  causal::vulkan::buffer_pool pool(f.device(), size, vk::BufferUsageFlagBits::eTransferDst);
+  REQUIRE(pool.setup_status());
+  auto first = pool.allocate(q, size);
+  REQUIRE(first);
+  REQUIRE(first->mapped != nullptr);
+  REQUIRE(q.submit({{&gate, 1}}, {}, {fill(f.commands(), first->handle, first->offset, first->size, 0x5a)}));
+  REQUIRE(pool.deallocate(q, *first));
+  // Reused by the queue's knowledge: its next submission is ordered after
+  // the fill, but the fill has not run (it waits for the gate). A host
+  // pointer now would let the host write under the device's write.
+  auto again = pool.allocate(q, size);
+  REQUIRE(again);
+  CHECK(again->block.path == causal::pool_path::knowledge);
+  CHECK(again->mapped == nullptr);
+  CHECK(again->host_ready_epoch == 1);
+  auto early = pool.host_access(q, *again, clock_type::now() + std::chrono::milliseconds(50));
+  REQUIRE_FALSE(early);
+  CHECK(early.error_value().code() == causal::errc::timeout);
+  f.external_signal(gate, 1);
+  auto ready = pool.host_access(q, *again, clock_type::now() + std::chrono::seconds(20));
+  REQUIRE(ready);
+  CHECK(static_cast<const std::uint32_t*>(*ready)[0] == 0x5a);  // the fill is done
+  REQUIRE(pool.deallocate(q, *again));
+  REQUIRE(f.finish());
 }
 
 TEST_CASE("vulkan: external semaphores are tainted; fd export and import need the extension",

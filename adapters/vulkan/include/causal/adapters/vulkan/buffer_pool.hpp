@@ -8,7 +8,10 @@
 // Model. The pool allocates one VkDeviceMemory of `quota` bytes and binds
 // one VkBuffer over all of it; a `vulkan::buffer` is a range of that buffer
 // (offset, size; use it as a descriptor range or a copy region) plus, for
-// host-visible memory, its mapped pointer. Which ranges are free, and when
+// host-visible memory, its mapped pointer when the host may touch the range
+// at once (fresh, or reused after the device completed its earlier uses);
+// otherwise host_access(q, b) waits on the queue's epoch timeline until the
+// earlier uses are done and then hands the pointer out. Which ranges are free, and when
 // a freed range may be reused by which queue, is decided by
 // `causal::basic_block_pool` over the queue cores. (The stream-ordered
 // alloca/dealloca of DESIGN §6 are named allocate/deallocate here: glibc
@@ -32,7 +35,8 @@
 //                and the timelines with acquire loads.
 // Blocking/allocation: the constructor allocates device memory and creates
 //                the buffer; allocate/deallocate never allocate or block beyond
-//                the two locks.
+//                the two locks; host_access blocks (until its deadline)
+//                while earlier device work may still use the range.
 // Size:          the block pool (~16 KiB for 64 blocks) plus ~100 bytes.
 // Configuration: basic_block_pool<queue::core_type> defaults (64 blocks, 16
 //                timelines); quota, usage and memory properties at
@@ -43,6 +47,7 @@
 
 #include <causal/adapters/vulkan/device.hpp>
 #include <causal/adapters/vulkan/queue.hpp>
+#include <causal/axis.hpp>
 #include <causal/config.hpp>
 #include <causal/pool.hpp>
 #include <causal/result.hpp>
@@ -62,8 +67,18 @@ struct buffer {
   vk::Buffer handle{};        ///< the arena buffer (shared by all ranges)
   vk::DeviceSize offset = 0;  ///< where the range starts in `handle`
   vk::DeviceSize size = 0;    ///< its size (the request rounded up)
-  void* mapped = nullptr;     ///< host pointer to the range, if mapped
-  pool_block block{};         ///< the pool's handle (identifies the lifetime)
+  /// Host pointer to the range, set only when the host may touch it now:
+  /// host-visible memory that is fresh, or reused after the device was
+  /// seen to complete every earlier use. Null otherwise; then
+  /// buffer_pool::host_access waits for that and returns it.
+  void* mapped = nullptr;
+  /// The acquiring queue's epoch whose completion proves every earlier use
+  /// of the range done (0: proven already). Reuse by knowledge: the
+  /// queue's epoch at allocation; after a fence: the next one (its batch
+  /// carries the fence waits).
+  std::uint64_t host_ready_epoch = 0;
+  causal::axis acquired_on{};  ///< the acquiring queue's axis
+  pool_block block{};          ///< the pool's handle (identifies the lifetime)
 };
 
 /// Buffers from a death-frontier pool over one device-memory arena; see the
@@ -123,22 +138,60 @@ class buffer_pool {
   }
 
   /// Returns a range of at least `size` bytes that `q`'s next submission
-  /// may use (see the file comment). Errors: as basic_block_pool::acquire,
-  /// an unusable pool, or a queue of another device (`invalid_argument`).
+  /// may use (see the file comment). Its `mapped` pointer is set only when
+  /// the host may touch the range at once (see buffer); a range reused by
+  /// knowledge or after a fence may still be in use by earlier device work,
+  /// so host writes through it would race. Errors: as
+  /// basic_block_pool::acquire, an unusable pool, or a queue of another
+  /// device (`invalid_argument`).
   result<buffer> allocate(queue& q, vk::DeviceSize size) noexcept {
     if (!setup_) return setup_.error_value();
     if (&q.owner() != device_) return error{errc::invalid_argument, "allocate: queue of another device"};
     std::lock_guard lock(mutex_);
-    result<pool_block> b =
-        q.with_core([&](queue::core_type& core) { return pool_.acquire(core, static_cast<std::size_t>(size)); });
+    std::uint64_t epoch = 0;
+    result<pool_block> b = q.with_core([&](queue::core_type& core) {
+      epoch = core.epoch();
+      return pool_.acquire(core, static_cast<std::size_t>(size));
+    });
     if (!b) return b.error_value();
     buffer out;
     out.handle = vk::Buffer(buffer_);
     out.offset = b->offset;
     out.size = b->size;
-    out.mapped = mapped_ != nullptr ? static_cast<char*>(mapped_) + b->offset : nullptr;
+    out.acquired_on = q.axis();
+    switch (b->path) {
+      case pool_path::fresh:
+      case pool_path::completion: out.host_ready_epoch = 0; break;
+      case pool_path::knowledge: out.host_ready_epoch = epoch; break;
+      case pool_path::fenced: out.host_ready_epoch = epoch + 1; break;
+    }
+    if (out.host_ready_epoch == 0) out.mapped = host_address(out);
     out.block = *b;
     return out;
+  }
+
+  /// The host pointer to `b` once the host may touch it: blocks until `q`
+  /// (the queue `b` was allocated on) has completed b.host_ready_epoch,
+  /// which proves every use of the range before this allocation done. Uses
+  /// of `b` submitted since are the caller's to wait for. A range reused
+  /// after a fence needs `q`'s next submission (it carries the fence
+  /// waits): submit it first, or the wait runs to `deadline`.
+  /// Errors: memory not host-visible (`failed_precondition`), `q` not the
+  /// allocating queue or of another device (`invalid_argument`), the wait's
+  /// error (`timeout`, the queue's failure, `device_lost`).
+  result<void*> host_access(queue& q, const buffer& b,
+                            semaphore::clock::time_point deadline = semaphore::clock::time_point::max()) noexcept {
+    if (!setup_) return setup_.error_value();
+    if (mapped_ == nullptr) {
+      return error{errc::failed_precondition, "host_access: the pool's memory is not host-visible"};
+    }
+    if (&q.owner() != device_ || q.axis() != b.acquired_on) {
+      return error{errc::invalid_argument, "host_access: not the queue the buffer was allocated on"};
+    }
+    if (b.host_ready_epoch != 0) {
+      if (status s = q.timeline().wait_until(b.host_ready_epoch, deadline); !s) return s.error_value();
+    }
+    return host_address(b);
   }
 
   /// Frees `b` at `q`'s current position (stream-ordered): reusable once
@@ -226,6 +279,10 @@ class buffer_pool {
       if (a > align) align = a;
     }
     return static_cast<std::size_t>(align);
+  }
+
+  [[nodiscard]] void* host_address(const buffer& b) const noexcept {
+    return mapped_ != nullptr ? static_cast<char*>(mapped_) + b.offset : nullptr;
   }
 
   device* device_;
