@@ -640,3 +640,41 @@ TEST_CASE("cuda device: streams and events are created on the context's device f
   CHECK(import_device == 1);
   CHECK(current_after == 0);  // the thread's own current device is restored
 }
+
+TEST_CASE("cuda stream queue: teardown drains a stream that waits on another stream stuck on a "
+          "failed semaphore",
+          "[cuda][failure][teardown]") {
+  causal_cuda_test::fake_device dev;
+  const causal::cuda::driver_table& table = causal_cuda_test::fake_device::table();
+  causal::cuda::device_context ctx(table);
+  REQUIRE(ctx.setup_status());
+  causal::axis_allocator axes;
+  causal::cuda::semaphore upstream(ctx);
+  causal::cuda::semaphore middle(ctx);
+  causal::cuda::semaphore out(ctx);
+  auto producer = std::make_unique<causal::cuda::stream_queue>(
+      axes.allocate(0, causal::domain::queue).value(), ctx);
+  auto consumer = std::make_unique<causal::cuda::stream_queue>(
+      axes.allocate(0, causal::domain::queue).value(), ctx);
+  REQUIRE(producer->submit({{&upstream, 1}}, {{&middle, 1}}, causal::cuda::stream_operation::marker()));
+  REQUIRE(consumer->submit({{&middle, 1}}, {{&out, 1}}, causal::cuda::stream_operation::marker()));
+  REQUIRE(upstream.fail(causal::error{errc::device_lost, "test: upstream lost"}));
+  // Nobody has polled the producer: middle is not known failed yet. The
+  // consumer's stream waits on middle's word, which only the producer's
+  // stream (stuck on upstream's word) would write.
+  dev.run();
+  CHECK(dev.pending(consumer->stream()) != 0);
+  const causal::cuda::api::stream_t consumer_stream = consumer->stream();
+  consumer.reset();
+  CHECK(dev.blocked_syncs() == 0);  // drained, did not hang
+  CHECK(dev.pending(consumer_stream) == 0);
+  // Its operation ran after a failed semaphore was let through: not trusted.
+  CHECK(out.failed());
+  // The producer learns that its operation ran on a released wait.
+  (void)producer->poll();
+  CHECK(middle.failed());
+  CHECK_FALSE(producer->setup_status());
+  producer.reset();
+  CHECK(dev.pending_everywhere() == 0);
+  CHECK(ctx.pending_device_waits() == 0);
+}

@@ -41,8 +41,10 @@
 // the highest value a device wait asked for (mark_failed_word); it does not
 // write it, so work queued behind those waits does not run on inputs that
 // were never produced. A queue writes it (release_if_failed) where a
-// stuck wait must be let through: before draining its stream at teardown,
-// and for waits of failed submissions that belong to no operation.
+// stuck wait must be let through: before draining its stream at teardown
+// (release_failed_words: every failed word, since its stream may wait on
+// another stream stuck on one), and for waits of failed submissions that
+// belong to no operation.
 //
 // Thread safety: every member may be called from any thread.
 // Memory order:  the slab and the event list are guarded by spin locks
@@ -185,7 +187,7 @@ class device_context {
 
   /// If word `index` belongs to a failed semaphore, raises it to the value
   /// recorded by mark_failed_word so every device wait on it completes;
-  /// returns whether it did.
+  /// returns whether it raised it (false: not failed, or already there).
   bool release_if_failed(std::uint32_t index) noexcept {
     if (index >= word_capacity || slab_host_ == nullptr) return false;
     const std::uint64_t v = release_at_[index].load(std::memory_order_acquire);
@@ -194,9 +196,22 @@ class device_context {
     std::uint64_t seen = w.load(std::memory_order_relaxed);
     // relaxed: the device reads the word through the bus; the CAS keeps
     // host writers monotone.
-    while (seen < v && !w.compare_exchange_weak(seen, v, std::memory_order_relaxed)) {
+    while (seen < v) {
+      if (w.compare_exchange_weak(seen, v, std::memory_order_relaxed)) return true;
     }
-    return true;
+    return false;
+  }
+
+  /// release_if_failed on every word of a failed semaphore: lets every
+  /// device wait on a failed semaphore through, on every stream (used by
+  /// a queue's teardown: its stream may wait on another stream that is
+  /// itself stuck on a failed word). Returns how many words it raised.
+  std::size_t release_failed_words() noexcept {
+    std::size_t n = 0;
+    for (std::uint32_t i = 0; i < word_capacity; ++i) {
+      if (release_at_[i].load(std::memory_order_acquire) != 0 && release_if_failed(i)) ++n;
+    }
+    return n;
   }
 
   /// Device waits on word `index` not yet passed.

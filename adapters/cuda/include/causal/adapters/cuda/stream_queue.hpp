@@ -57,8 +57,9 @@
 // until the stream passes it, and every device wait is counted on its word
 // (device_context) until then, so a word is never reused while a stream may
 // still read it. The destructor, failed or not, lets the waits on failed
-// semaphores through (device_context::release_if_failed: the work behind
-// them then runs, on inputs never produced, its signals already failed),
+// semaphores through (device_context::release_failed_words: the work
+// behind them then runs, on inputs never produced, and any queue whose
+// operation ran that way fails its signals when it polls it),
 // drains the stream (cudaStreamSynchronize) and only then destroys it: no
 // host function runs into a destroyed queue, no wait polls a freed slab.
 // A wait on a semaphore that is neither signalled nor failed blocks the
@@ -436,6 +437,7 @@ class stream_backend {
       // The stream has passed this operation's device waits.
       for (std::size_t i = 0; i < sl.wait_count; ++i) dev_->device_wait_passed(sl.waits[i].word);
       for (std::size_t i = 0; i < sl.stray_count; ++i) dev_->device_wait_passed(sl.strays[i]);
+      strays_outstanding_ -= sl.stray_count;
       sl.wait_count = 0;
       sl.stray_count = 0;
       head_ = (head_ + 1) % max_in_flight;
@@ -460,8 +462,9 @@ class stream_backend {
     return good_epoch_;
   }
 
-  /// Lets every wait on a failed semaphore through (release_if_failed),
-  /// then blocks until the stream has run everything enqueued on it —
+  /// Lets every device wait on a failed semaphore through
+  /// (device_context::release_failed_words; if that raised a word, the
+  /// operations not yet complete fail with `cancelled`), then blocks until the stream has run everything enqueued on it —
   /// failed operations and strays included — so that no command still
   /// reads a word or calls into this backend; counts every device wait
   /// passed and polls. Called by the destructor, failed or not: work
@@ -472,12 +475,16 @@ class stream_backend {
   /// reused).
   status drain() noexcept {
     if (stream_ == nullptr) return failure_;
-    for (std::size_t k = 0; k < in_flight_; ++k) {
-      const slot& sl = ring_[(head_ + k) % max_in_flight];
-      for (std::size_t i = 0; i < sl.wait_count; ++i) (void)dev_->release_if_failed(sl.waits[i].word);
-      for (std::size_t i = 0; i < sl.stray_count; ++i) (void)dev_->release_if_failed(sl.strays[i]);
+    (void)poll();
+    // Every failed word, not only this stream's: this stream may wait (an
+    // event, a word) on another stream that is stuck on a failed word.
+    // Then what had not completed may run on inputs that were never
+    // produced, through a semaphore not yet known failed: fail it.
+    if (dev_->release_failed_words() != 0 && in_flight_ != 0) {
+      fail_in_flight(error{errc::cancelled,
+                           "stream queue: destroyed while device waits on a failed semaphore were "
+                           "let through; its unfinished operations may have run on missing inputs"});
     }
-    for (std::size_t i = 0; i < stray_count_; ++i) (void)dev_->release_if_failed(strays_[i]);
     if (status s = to_status(drv().stream_synchronize(stream_), "cudaStreamSynchronize"); !s) {
       fail_in_flight(s.error_value());
       return s;
@@ -493,6 +500,7 @@ class stream_backend {
     }
     (void)poll();
     for (std::size_t i = 0; i < stray_count_; ++i) dev_->device_wait_passed(strays_[i]);
+    strays_outstanding_ -= stray_count_;
     stray_count_ = 0;
     return failure_;
   }
@@ -512,6 +520,7 @@ class stream_backend {
     }
     (void)poll();
     for (std::size_t i = 0; i < stray_count_; ++i) dev_->device_wait_passed(strays_[i]);
+    strays_outstanding_ -= stray_count_;
     stray_count_ = 0;
     return failure_;
   }
@@ -605,6 +614,7 @@ class stream_backend {
   // later operations for nothing: let it through. Strays are only ever in
   // front of the oldest unfinished slot or not yet attached.
   void release_failed_strays() noexcept {
+    if (strays_outstanding_ == 0) return;  // the common case: nothing to scan
     for (std::size_t i = 0; i < stray_count_; ++i) (void)dev_->release_if_failed(strays_[i]);
     for (std::size_t k = 0; k < in_flight_; ++k) {
       const slot& sl = ring_[(head_ + k) % max_in_flight];
@@ -629,6 +639,7 @@ class stream_backend {
         continue;
       }
       strays_[stray_count_++] = staged_[i].word;
+      ++strays_outstanding_;
     }
     staged_count_ = 0;
   }
@@ -647,6 +658,7 @@ class stream_backend {
   std::array<wait_record, max_waits_per_op> staged_{};
   std::size_t stray_count_ = 0;
   std::array<std::uint32_t, max_waits_per_op> strays_{};
+  std::size_t strays_outstanding_ = 0;  // in strays_ and in the ring
   std::size_t head_ = 0;
   std::size_t in_flight_ = 0;
   std::uint64_t good_epoch_ = 0;  // highest epoch completed without failure
