@@ -19,6 +19,7 @@
 #include "catch.hpp"
 #include "string_makers.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -63,6 +64,25 @@ inline bool hide_synchronization2 = false;
 inline std::uint64_t timeline_limit = 0;  // 0: the real one
 inline PFN_vkGetPhysicalDeviceFeatures2 real_features2 = nullptr;
 inline PFN_vkGetPhysicalDeviceProperties2 real_properties2 = nullptr;
+inline std::uint32_t extra_queue_families = 0;
+inline PFN_vkGetPhysicalDeviceQueueFamilyProperties real_queue_families = nullptr;
+
+/// Reports `extra_queue_families` more families, copies of the last one
+/// (a device with separate families, as NVIDIA's compute and transfer).
+VKAPI_ATTR void VKAPI_CALL queue_families(VkPhysicalDevice pd, std::uint32_t* count,
+                                          VkQueueFamilyProperties* out) {
+  std::uint32_t real = 0;
+  real_queue_families(pd, &real, nullptr);
+  if (out == nullptr) {
+    *count = real + extra_queue_families;
+    return;
+  }
+  std::vector<VkQueueFamilyProperties> all(real);
+  real_queue_families(pd, &real, all.data());
+  all.resize(real + extra_queue_families, real > 0 ? all[real - 1] : VkQueueFamilyProperties{});
+  *count = std::min<std::uint32_t>(*count, static_cast<std::uint32_t>(all.size()));
+  std::copy_n(all.begin(), *count, out);
+}
 
 VKAPI_ATTR void VKAPI_CALL features2(VkPhysicalDevice pd, VkPhysicalDeviceFeatures2* out) {
   real_features2(pd, out);
@@ -94,6 +114,10 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL get_instance_proc_addr(VkInstance insta
     real_features2 = reinterpret_cast<PFN_vkGetPhysicalDeviceFeatures2>(real);
     return reinterpret_cast<PFN_vkVoidFunction>(&features2);
   }
+  if (std::strcmp(name, "vkGetPhysicalDeviceQueueFamilyProperties") == 0) {
+    real_queue_families = reinterpret_cast<PFN_vkGetPhysicalDeviceQueueFamilyProperties>(real);
+    return reinterpret_cast<PFN_vkVoidFunction>(&queue_families);
+  }
   if (std::strcmp(name, "vkGetPhysicalDeviceProperties2") == 0 ||
       std::strcmp(name, "vkGetPhysicalDeviceProperties2KHR") == 0) {
     real_properties2 = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(real);
@@ -113,6 +137,7 @@ struct scope {
   ~scope() {
     hide_synchronization2 = false;
     timeline_limit = 0;
+    extra_queue_families = 0;
   }
 };
 
@@ -590,6 +615,78 @@ TEST_CASE("vulkan: a pool range reused while earlier device work may still use i
   CHECK(static_cast<const std::uint32_t*>(*ready)[0] == 0x5a);  // the fill is done
   REQUIRE(pool.deallocate(q, *again));
   REQUIRE(f.finish());
+}
+
+namespace sharing {
+
+/// What the pool asked vkCreateBuffer for; the real call gets EXCLUSIVE
+/// (lavapipe has one family, the extra one is simulated).
+inline PFN_vkCreateBuffer real_create_buffer = nullptr;
+inline VkSharingMode asked_mode = VK_SHARING_MODE_MAX_ENUM;
+inline std::vector<std::uint32_t> asked_families;
+
+VKAPI_ATTR VkResult VKAPI_CALL create_buffer(VkDevice d, const VkBufferCreateInfo* info,
+                                             const VkAllocationCallbacks* a, VkBuffer* out) {
+  asked_mode = info->sharingMode;
+  asked_families.assign(info->pQueueFamilyIndices,
+                        info->pQueueFamilyIndices + (info->pQueueFamilyIndices ? info->queueFamilyIndexCount : 0));
+  VkBufferCreateInfo real = *info;
+  real.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  real.queueFamilyIndexCount = 0;
+  real.pQueueFamilyIndices = nullptr;
+  return real_create_buffer(d, &real, a, out);
+}
+
+}  // namespace sharing
+
+TEST_CASE("vulkan: the pool's arena is shared CONCURRENT by the queue families it serves",
+          "[vulkan][pool][sharing]") {
+  const altered_device::scope altered(false, 0);
+  altered_device::extra_queue_families = 1;
+  vk_submit2_polled f(nullptr, [](causal::vulkan::device_options& o) {
+    o.get_instance_proc_addr = &altered_device::get_instance_proc_addr;
+  });
+  REQUIRE(f.device().queue_family_count() == 2);
+  sharing::real_create_buffer = f.device().fn().create_buffer;
+  f.device().fn().create_buffer = &sharing::create_buffer;
+  auto& q = f.make_queue();  // family 0
+  const auto usage = vk::BufferUsageFlagBits::eTransferDst;
+  const auto host = vk::MemoryPropertyFlagBits::eHostVisible | vk::MemoryPropertyFlagBits::eHostCoherent;
+  {
+    // Default: every family of the device, so data may pass from a queue
+    // of one family to a queue of the other without ownership transfers.
+    causal::vulkan::buffer_pool pool(f.device(), 1024, usage);
+    REQUIRE(pool.setup_status());
+    CHECK(sharing::asked_mode == VK_SHARING_MODE_CONCURRENT);
+    CHECK(sharing::asked_families == std::vector<std::uint32_t>{0, 1});
+    CHECK(pool.sharing_mode() == VK_SHARING_MODE_CONCURRENT);
+    auto b = pool.allocate(q, 64);
+    REQUIRE(b);
+    REQUIRE(pool.deallocate(q, *b));
+  }
+  {
+    const std::uint32_t only[] = {0, 0};  // duplicates are one family
+    causal::vulkan::buffer_pool pool(f.device(), 1024, usage, host, only);
+    REQUIRE(pool.setup_status());
+    CHECK(sharing::asked_mode == VK_SHARING_MODE_EXCLUSIVE);
+    CHECK(pool.serves_family(0));
+    CHECK_FALSE(pool.serves_family(1));
+  }
+  {
+    const std::uint32_t other[] = {1};
+    causal::vulkan::buffer_pool pool(f.device(), 1024, usage, host, other);
+    REQUIRE(pool.setup_status());
+    auto refused = pool.allocate(q, 64);  // q is of family 0
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error_value().code() == causal::errc::invalid_argument);
+    CHECK(pool.live_count() == 0);
+  }
+  {
+    const std::uint32_t missing[] = {0, 7};
+    causal::vulkan::buffer_pool pool(f.device(), 1024, usage, host, missing);
+    CHECK(pool.setup_status().code() == causal::errc::invalid_argument);
+  }
+  f.device().fn().create_buffer = sharing::real_create_buffer;
 }
 
 TEST_CASE("vulkan: external semaphores are tainted; fd export and import need the extension",

@@ -27,7 +27,11 @@
 //                   the freeing queues' epoch timelines, which the backend
 //                   puts into q's next batch ("try before you fence").
 // Queues whose frees other queues may reuse must be registered with
-// add_queue (their epoch timelines are what a fence waits on).
+// add_queue (their epoch timelines are what a fence waits on). The arena
+// buffer is VK_SHARING_MODE_CONCURRENT over the queue families it serves
+// (all of the device's unless the constructor names some), so ranges pass
+// between queues of different families without ownership transfers;
+// allocate refuses a queue of another family.
 //
 // Thread safety: every member may be called concurrently (an internal mutex,
 //                then the queue's lock, in that order).
@@ -39,8 +43,8 @@
 //                while earlier device work may still use the range.
 // Size:          the block pool (~16 KiB for 64 blocks) plus ~100 bytes.
 // Configuration: basic_block_pool<queue::core_type> defaults (64 blocks, 16
-//                timelines); quota, usage and memory properties at
-//                construction.
+//                timelines); quota, usage, memory properties and the queue
+//                families served at construction.
 // See also:      ../shared/DESIGN.md §6, <causal/pool.hpp>,
 //                <causal/adapters/vulkan/queue.hpp>.
 #pragma once
@@ -54,9 +58,11 @@
 
 #include <vulkan/vulkan.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <span>
 
 CAUSAL_BEGIN_NAMESPACE
 
@@ -88,13 +94,20 @@ class buffer_pool {
   using pool_type = basic_block_pool<queue::core_type>;
 
   /// Allocates `quota` bytes of memory with `properties` (mapped when
-  /// host-visible) and one buffer over it with `usage`. Failures leave the
-  /// pool unusable: see setup_status().
+  /// host-visible) and one buffer over it with `usage`, usable by queues of
+  /// `queue_families` (empty: every family of the physical device). With
+  /// more than one family the buffer is VK_SHARING_MODE_CONCURRENT over
+  /// them, so ranges pass between queues of different families without
+  /// ownership transfers; with one it is EXCLUSIVE. Failures leave the pool
+  /// unusable (see setup_status()): a family index past the device's, or
+  /// past 63 (`invalid_argument`), and the driver's errors.
   buffer_pool(device& dev, vk::DeviceSize quota, vk::BufferUsageFlags usage,
               vk::MemoryPropertyFlags properties = vk::MemoryPropertyFlagBits::eHostVisible |
-                                                   vk::MemoryPropertyFlagBits::eHostCoherent) noexcept
-      : device_(&dev), pool_(static_cast<std::size_t>(quota), setup(quota, usage, properties),
-                             dev.tracker()) {
+                                                   vk::MemoryPropertyFlagBits::eHostCoherent,
+              std::span<const std::uint32_t> queue_families = {}) noexcept
+      : device_(&dev),
+        pool_(static_cast<std::size_t>(quota), setup(quota, usage, properties, queue_families),
+              dev.tracker()) {
     if (setup_ && !pool_.setup_status()) setup_ = pool_.setup_status();
   }
 
@@ -116,6 +129,12 @@ class buffer_pool {
   [[nodiscard]] status setup_status() const noexcept { return setup_; }
   [[nodiscard]] vk::Buffer arena() const noexcept { return vk::Buffer(buffer_); }
   [[nodiscard]] vk::DeviceMemory memory() const noexcept { return vk::DeviceMemory(memory_); }
+  /// VK_SHARING_MODE_CONCURRENT (several families) or EXCLUSIVE (one).
+  [[nodiscard]] VkSharingMode sharing_mode() const noexcept { return sharing_; }
+  /// True when queues of family `family` may use the arena.
+  [[nodiscard]] bool serves_family(std::uint32_t family) const noexcept {
+    return family < 64 && (families_ & (std::uint64_t{1} << family)) != 0;
+  }
   [[nodiscard]] std::size_t alignment() const noexcept { return pool_.alignment(); }
   [[nodiscard]] pool_stats stats() const noexcept {
     std::lock_guard lock(mutex_);
@@ -147,6 +166,10 @@ class buffer_pool {
   result<buffer> allocate(queue& q, vk::DeviceSize size) noexcept {
     if (!setup_) return setup_.error_value();
     if (&q.owner() != device_) return error{errc::invalid_argument, "allocate: queue of another device"};
+    if (!serves_family(q.hardware().family())) {
+      return error{errc::invalid_argument, "allocate: the queue's family is not one the pool was made for",
+                   q.hardware().family()};
+    }
     std::lock_guard lock(mutex_);
     std::uint64_t epoch = 0;
     result<pool_block> b = q.with_core([&](queue::core_type& core) {
@@ -207,8 +230,8 @@ class buffer_pool {
  private:
   /// Creates memory and buffer; returns the pool alignment to use (a
   /// power of two; 0 makes the block pool report itself unusable).
-  std::size_t setup(vk::DeviceSize quota, vk::BufferUsageFlags usage,
-                    vk::MemoryPropertyFlags properties) noexcept {
+  std::size_t setup(vk::DeviceSize quota, vk::BufferUsageFlags usage, vk::MemoryPropertyFlags properties,
+                    std::span<const std::uint32_t> queue_families) noexcept {
     if (!device_->setup_status()) {
       setup_ = device_->setup_status();
       return 0;
@@ -219,14 +242,32 @@ class buffer_pool {
     }
     const dispatch& fn = device_->fn();
     const VkDevice dev = device_->vk_device();
+    // Which families share the arena: the caller's (deduplicated), or all.
+    const std::uint32_t family_count = device_->queue_family_count();
+    if (queue_families.empty()) {
+      for (std::uint32_t f = 0; f < family_count && f < 64; ++f) families_ |= std::uint64_t{1} << f;
+    }
+    for (const std::uint32_t f : queue_families) {
+      if (f >= family_count || f >= 64) {
+        setup_ = error{errc::invalid_argument, "buffer_pool: no such queue family", f};
+        return 0;
+      }
+      families_ |= std::uint64_t{1} << f;
+    }
+    std::array<std::uint32_t, 64> indices{};
+    std::uint32_t index_count = 0;
+    for (std::uint32_t f = 0; f < 64; ++f) {
+      if ((families_ & (std::uint64_t{1} << f)) != 0) indices[index_count++] = f;
+    }
+    sharing_ = index_count > 1 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE;
     const VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
                                   nullptr,
                                   0,
                                   quota,
                                   static_cast<VkBufferUsageFlags>(usage),
-                                  VK_SHARING_MODE_EXCLUSIVE,
-                                  0,
-                                  nullptr};
+                                  sharing_,
+                                  sharing_ == VK_SHARING_MODE_CONCURRENT ? index_count : 0,
+                                  sharing_ == VK_SHARING_MODE_CONCURRENT ? indices.data() : nullptr};
     if (VkResult r = fn.create_buffer(dev, &info, nullptr, &buffer_); r != VK_SUCCESS) {
       buffer_ = VK_NULL_HANDLE;
       setup_ = device_->check(r, "buffer_pool: vkCreateBuffer failed");
@@ -288,6 +329,8 @@ class buffer_pool {
   device* device_;
   status setup_{};
   VkBuffer buffer_ = VK_NULL_HANDLE;
+  VkSharingMode sharing_ = VK_SHARING_MODE_EXCLUSIVE;
+  std::uint64_t families_ = 0;  // bit f: queue family f may use the arena
   VkDeviceMemory memory_ = VK_NULL_HANDLE;
   void* mapped_ = nullptr;
   mutable std::mutex mutex_;

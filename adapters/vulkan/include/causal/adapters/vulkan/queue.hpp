@@ -748,6 +748,8 @@ class queue {
   [[nodiscard]] status setup_status() const noexcept { return setup_; }
   [[nodiscard]] causal::axis axis() const noexcept { return core_.axis(); }
   [[nodiscard]] device& owner() const noexcept { return *device_; }
+  /// The vk::Queue (and so the queue family) this queue submits to.
+  [[nodiscard]] hardware_queue& hardware() const noexcept { return core_.backend().hardware(); }
   /// The queue's epoch timeline: value e means epoch e completed. Wait on
   /// it like any semaphore; never signal it.
   [[nodiscard]] semaphore& timeline() noexcept { return core_.backend().timeline(); }
