@@ -678,3 +678,105 @@ TEST_CASE("cuda stream queue: teardown drains a stream that waits on another str
   CHECK(dev.pending_everywhere() == 0);
   CHECK(ctx.pending_device_waits() == 0);
 }
+
+//===-- the fake driver keeps CUDA's rules ------------------------------------===//
+
+TEST_CASE("cuda fake driver: GEQ is the signed cyclic compare", "[cuda][fake]") {
+  causal_cuda_test::fake_device dev;
+  const causal::cuda::driver_table& table = causal_cuda_test::fake_device::table();
+  causal::cuda::api::stream_t s{};
+  REQUIRE(table.stream_create(&s) == 0);
+  void* host = nullptr;
+  REQUIRE(table.host_alloc_mapped(&host, sizeof(std::uint64_t)) == 0);
+  auto* word = static_cast<std::uint64_t*>(host);
+  *word = ~std::uint64_t{0} - 1;  // just below the wrap
+  REQUIRE(table.wait_value64(s, word, 3) == 0);  // 3 is "after" the wrap: not yet
+  dev.run();
+  CHECK(dev.pending(s) == 1);
+  *word = 4;  // wrapped past 3: (int64_t)(4 - 3) >= 0
+  dev.run();
+  CHECK(dev.pending(s) == 0);
+  REQUIRE(table.wait_value64(s, word, ~std::uint64_t{0}) == 0);  // before 4, cyclically: passes
+  dev.run();
+  CHECK(dev.pending(s) == 0);
+  (void)table.stream_destroy(s);
+}
+
+TEST_CASE("cuda fake driver: host functions run on a callback thread; the adapter's never call "
+          "the runtime",
+          "[cuda][fake][completion]") {
+  fake_fixture f;
+  auto& dev = f.env().device;
+  auto& q1 = f.make_queue();
+  auto& q2 = f.make_queue();
+  auto& s = f.make_semaphore();
+  auto& done = f.make_semaphore();
+  REQUIRE(q1.submit({}, {{&s, 1}}, f.op(1)));
+  REQUIRE(q2.submit({{&s, 1}}, {{&done, 1}}, f.op(2)));
+  REQUIRE(f.finish());
+  CHECK(done.value() == 1);
+  CHECK(dev.callback_thread_id() != std::thread::id{});
+  CHECK(dev.callback_thread_id() != std::this_thread::get_id());
+  CHECK(dev.runtime_calls_from_host_functions() == 0);
+}
+
+TEST_CASE("cuda fake driver: streams beyond the connection count share a hardware queue",
+          "[cuda][fake]") {
+  causal_cuda_test::fake_device dev;
+  dev.connections = 1;
+  const causal::cuda::driver_table& table = causal_cuda_test::fake_device::table();
+  causal::cuda::api::stream_t a{};
+  causal::cuda::api::stream_t b{};
+  REQUIRE(table.stream_create(&a) == 0);
+  REQUIRE(table.stream_create(&b) == 0);
+  void* host = nullptr;
+  REQUIRE(table.host_alloc_mapped(&host, sizeof(std::uint64_t)) == 0);
+  auto* word = static_cast<std::uint64_t*>(host);
+  *word = 0;
+  std::vector<int> log;
+  REQUIRE(table.wait_value64(a, word, 1) == 0);
+  dev.enqueue_work(b, [&] { log.push_back(2); });  // independent, but queued behind a's wait
+  dev.run();
+  CHECK(log.empty());  // head-of-line blocking
+  *word = 1;
+  dev.run();
+  CHECK(log == std::vector<int>{2});
+  (void)table.stream_destroy(a);
+  (void)table.stream_destroy(b);
+}
+
+TEST_CASE("cuda stream queue: a sticky device error fails the queue; teardown does not hang and "
+          "never reuses a word the stream may still read",
+          "[cuda][failure][teardown]") {
+  causal_cuda_test::fake_device dev;
+  const causal::cuda::driver_table& table = causal_cuda_test::fake_device::table();
+  {
+    causal::cuda::device_context ctx(table);
+    REQUIRE(ctx.setup_status());
+    causal::axis_allocator axes;
+    auto gate = std::make_unique<causal::cuda::semaphore>(ctx);
+    causal::cuda::semaphore out(ctx);
+    const std::uint32_t gate_index = gate->word_index();
+    {
+      causal::cuda::stream_queue q(axes.allocate(0, causal::domain::queue).value(), ctx);
+      REQUIRE(q.submit({{gate.get(), 1}}, {{&out, 1}}, causal::cuda::stream_operation::marker()));
+      dev.make_sticky(700);  // cudaErrorIllegalAddress: the context is gone
+      const causal::status st = q.synchronize();
+      CHECK(st.code() == errc::device_lost);
+      CHECK(st.error_value().position() == 700);
+      CHECK(out.failed());
+      auto later = q.submit({}, {}, causal::cuda::stream_operation::marker());
+      REQUIRE_FALSE(later);
+      CHECK(later.error_value().position() == 700);
+    }  // teardown: the synchronisation fails at once, it does not block
+    CHECK(dev.blocked_syncs() == 0);
+    // Whether the stream passed the wait is unknown: it stays counted and
+    // the word is retired, never handed out again.
+    CHECK(ctx.device_waits_on(gate_index) == 1);
+    gate.reset();
+    CHECK(ctx.words_retiring() == 1);
+    causal::cuda::semaphore fresh(ctx);
+    CHECK(fresh.word_index() != gate_index);
+  }  // the context leaves the slab mapped (a wait is still counted)
+  CHECK(dev.freed_word_accesses() == 0);
+}

@@ -26,16 +26,27 @@
 //     host_free is never executed: it is counted (freed_word_accesses())
 //     and dropped, so a test sees a use after free instead of causing one;
 //   - streams and events belong to the calling thread's current device
-//     (set_device / get_device are per thread, as in CUDA).
+//     (set_device / get_device are per thread, as in CUDA);
+//   - errors can be sticky (make_sticky): every later call fails with the
+//     same status, synchronize included, and nothing runs any more, as
+//     after a device fault;
+//   - host functions run on a separate callback thread (the stream waits
+//     for each to return, run() too), and a runtime call from one is
+//     counted (runtime_calls_from_host_functions());
+//   - streams beyond `connections` share hardware queues round-robin, and
+//     each hardware queue runs its streams' commands in enqueue order, so
+//     a wait at the head blocks later work of other streams on it.
 // Every entry point counts its calls, and the next call of any one can be
 // made to fail. Test-only code: it allocates freely. Entry points are
-// meant for one thread at a time; words may be written from any thread.
+// meant for one thread at a time (plus the callback thread, which only
+// runs host functions); words may be written from any thread.
 #pragma once
 
 #include <causal/adapters/cuda/driver.hpp>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -43,6 +54,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -81,15 +93,25 @@ class fake_device {
     void (*fn)(void*) noexcept = nullptr;
     void* data = nullptr;
     std::function<void()> work;
+    std::uint64_t order = 0;  // enqueue order, across streams (hardware queues are FIFO)
   };
   struct stream {
     std::deque<command> commands;
     bool destroyed = false;
-    int device = 0;  // the current device when it was created
+    int device = 0;               // the current device when it was created
+    std::size_t connection = 0;   // the hardware queue it is multiplexed onto
   };
 
   fake_device() { current() = this; }
   ~fake_device() {
+    if (callback_thread_.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(callback_mutex_);
+        callback_stop_ = true;
+      }
+      callback_cv_.notify_all();
+      callback_thread_.join();
+    }
     current() = nullptr;
     for (const block& b : host_blocks_) std::free(b.base);
   }
@@ -104,6 +126,9 @@ class fake_device {
   // Configuration.
   int devices = 1;
   bool memory_ops = true;
+  /// Hardware queues streams are multiplexed onto, round-robin by creation
+  /// (CUDA_DEVICE_MAX_CONNECTIONS, default 8). Set before creating streams.
+  int connections = 8;
   /// When nonzero, device_count answers this status (e.g. 35,
   /// cudaErrorInsufficientDriver) instead of counting.
   int device_count_status = 0;
@@ -112,6 +137,11 @@ class fake_device {
   std::chrono::milliseconds sync_hang_guard{10000};
   /// Makes the next call of `entry` (e.g. "wait_value64") fail.
   void fail_next(const std::string& entry) { fail_in_[entry] = 1; }
+  /// Makes every later call fail with `code` (a sticky error such as
+  /// cudaErrorIllegalAddress, 700): the context is unusable for good.
+  void make_sticky(int code) { sticky_ = code; }
+  /// The status a failing call answers: the sticky error if set, else `code`.
+  int code_or(int code) const { return sticky_ != 0 ? sticky_ : code; }
   /// Makes the `n`-th next call of `entry` fail (1: the next one).
   void fail_nth(const std::string& entry, int n) { fail_in_[entry] = n; }
   /// Calls of `entry` so far.
@@ -121,16 +151,28 @@ class fake_device {
   }
 
   /// Runs ready commands (of destroyed streams too) until none is;
-  /// returns how many ran.
+  /// returns how many ran. Each hardware queue (connection) runs the
+  /// commands of its streams in enqueue order: a command that is not ready
+  /// holds back every later command of every stream on that connection
+  /// (head-of-line blocking). A faulted device (make_sticky) runs nothing.
   std::size_t run() {
     std::size_t ran = 0;
+    if (sticky_ != 0) return 0;
     for (bool progress = true; progress;) {
       progress = false;
-      for (std::size_t i = 0; i < streams_.size(); ++i) {
-        stream& s = *streams_[i];
-        while (!s.commands.empty() && ready(s.commands.front())) {
-          command c = std::move(s.commands.front());
-          s.commands.pop_front();
+      const std::size_t lanes = connections < 1 ? 1 : static_cast<std::size_t>(connections);
+      for (std::size_t lane = 0; lane < lanes; ++lane) {
+        for (;;) {
+          stream* head = nullptr;  // the stream whose front command is oldest on this lane
+          for (const auto& s : streams_) {
+            if (s->connection != lane || s->commands.empty()) continue;
+            if (head == nullptr || s->commands.front().order < head->commands.front().order) {
+              head = s.get();
+            }
+          }
+          if (head == nullptr || !ready(head->commands.front())) break;
+          command c = std::move(head->commands.front());
+          head->commands.pop_front();
           execute(c);
           ++ran;
           progress = true;
@@ -158,6 +200,15 @@ class fake_device {
   }
   /// Word commands that found their word freed (see the file comment).
   std::size_t freed_word_accesses() const { return freed_word_accesses_; }
+  /// Runtime calls made from inside a host function (CUDA forbids them).
+  std::size_t runtime_calls_from_host_functions() const {
+    return runtime_calls_from_host_functions_;
+  }
+  /// The thread host functions run on (a default id until one has run).
+  std::thread::id callback_thread_id() {
+    std::lock_guard<std::mutex> lock(callback_mutex_);
+    return callback_thread_id_;
+  }
   /// stream_synchronize calls that gave up at the hang guard.
   std::size_t blocked_syncs() const { return blocked_syncs_; }
   /// The device `s` / `e` was created on.
@@ -171,7 +222,7 @@ class fake_device {
     command c;
     c.k = kind::work;
     c.work = std::move(work);
-    as_stream(s)->commands.push_back(std::move(c));
+    self().push(s, std::move(c));
   }
   external& external_at(std::size_t i) { return *externals_[i]; }
   std::size_t live_streams() const {
@@ -185,14 +236,14 @@ class fake_device {
     static const causal::cuda::driver_table t = [] {
       causal::cuda::driver_table d;
       d.device_count = [](int* n) noexcept {
-        if (self().enter("device_count")) return fake_error;
+        if (self().enter("device_count")) return self().code_or(fake_error);
         *n = 0;
         if (self().device_count_status != 0) return self().device_count_status;
         *n = self().devices;
         return self().devices == 0 ? fake_no_device : 0;
       };
       d.set_device = [](int o) noexcept {
-        if (self().enter("set_device")) return fake_error;
+        if (self().enter("set_device")) return self().code_or(fake_error);
         if (o < 0 || o >= self().devices) return fake_invalid_device;
         thread_device() = o;
         return 0;
@@ -204,16 +255,19 @@ class fake_device {
       };
       d.mem_ops_64 = [](int, int* s) noexcept {
         *s = self().memory_ops ? 1 : 0;
-        return self().enter("mem_ops_64") ? fake_error : 0;
+        return self().enter("mem_ops_64") ? self().code_or(fake_error) : 0;
       };
       d.device_name = [](int, char* name, std::size_t size) noexcept {
         std::strncpy(name, "fake device", size);
         return 0;
       };
       d.stream_create = [](api::stream_t* s) noexcept {
-        if (self().enter("stream_create")) return fake_error;
+        if (self().enter("stream_create")) return self().code_or(fake_error);
         self().streams_.push_back(std::make_unique<stream>());
         self().streams_.back()->device = thread_device();
+        const std::size_t lanes =
+            self().connections < 1 ? 1 : static_cast<std::size_t>(self().connections);
+        self().streams_.back()->connection = (self().streams_.size() - 1) % lanes;
         *s = reinterpret_cast<api::stream_t>(self().streams_.back().get());
         return 0;
       };
@@ -224,7 +278,7 @@ class fake_device {
         return 0;
       };
       d.stream_synchronize = [](api::stream_t s) noexcept {
-        if (self().enter("stream_synchronize")) return fake_error;
+        if (self().enter("stream_synchronize")) return self().code_or(fake_error);
         const auto give_up = std::chrono::steady_clock::now() + self().sync_hang_guard;
         for (;;) {
           self().run();
@@ -237,64 +291,64 @@ class fake_device {
         }
       };
       d.event_create = [](api::event_t* e) noexcept {
-        if (self().enter("event_create")) return fake_error;
+        if (self().enter("event_create")) return self().code_or(fake_error);
         self().events_.push_back(std::make_unique<event>());
         self().events_.back()->device = thread_device();
         *e = reinterpret_cast<api::event_t>(self().events_.back().get());
         return 0;
       };
-      d.event_destroy = [](api::event_t) noexcept { return self().enter("event_destroy") ? fake_error : 0; };
+      d.event_destroy = [](api::event_t) noexcept { return self().enter("event_destroy") ? self().code_or(fake_error) : 0; };
       d.event_record = [](api::event_t e, api::stream_t s) noexcept {
-        if (self().enter("event_record")) return fake_error;
+        if (self().enter("event_record")) return self().code_or(fake_error);
         event* ev = reinterpret_cast<event*>(e);
         command c;
         c.k = kind::record;
         c.ev = ev;
         c.value = ++ev->recorded;
-        as_stream(s)->commands.push_back(std::move(c));
+        self().push(s, std::move(c));
         return 0;
       };
       d.stream_wait_event = [](api::stream_t s, api::event_t e) noexcept {
-        if (self().enter("stream_wait_event")) return fake_error;
+        if (self().enter("stream_wait_event")) return self().code_or(fake_error);
         event* ev = reinterpret_cast<event*>(e);
         command c;
         c.k = kind::wait_event;
         c.ev = ev;
         c.value = ev->recorded;  // the latest record at the time of the call
-        as_stream(s)->commands.push_back(std::move(c));
+        self().push(s, std::move(c));
         return 0;
       };
       d.wait_value64 = [](api::stream_t s, std::uint64_t* w, std::uint64_t v) noexcept {
-        if (self().enter("wait_value64")) return fake_error;
+        if (self().enter("wait_value64")) return self().code_or(fake_error);
         if (!self().memory_ops) return 801;  // cudaErrorNotSupported
         command c;
         c.k = kind::wait_value;
         c.word = w;
         c.value = v;
-        as_stream(s)->commands.push_back(std::move(c));
+        self().push(s, std::move(c));
         return 0;
       };
       d.write_value64 = [](api::stream_t s, std::uint64_t* w, std::uint64_t v) noexcept {
-        if (self().enter("write_value64")) return fake_error;
+        if (self().enter("write_value64")) return self().code_or(fake_error);
         if (!self().memory_ops) return 801;
         command c;
         c.k = kind::write_value;
         c.word = w;
         c.value = v;
-        as_stream(s)->commands.push_back(std::move(c));
+        self().push(s, std::move(c));
         return 0;
       };
       d.launch_host_func = [](api::stream_t s, void (*fn)(void*) noexcept, void* data) noexcept {
-        if (self().enter("launch_host_func")) return fake_error;
+        if (self().enter("launch_host_func")) return self().code_or(fake_error);
         command c;
         c.k = kind::host_fn;
         c.fn = fn;
         c.data = data;
-        as_stream(s)->commands.push_back(std::move(c));
+        self().push(s, std::move(c));
         return 0;
       };
       d.host_alloc_mapped = [](void** h, std::size_t bytes) noexcept {
-        if (self().enter("host_alloc_mapped")) return fake_out_of_memory;
+        if (self().enter("host_alloc_mapped")) return self().code_or(fake_out_of_memory);
         const std::size_t rounded = (bytes + 4095) / 4096 * 4096;
         *h = std::aligned_alloc(4096, rounded);
         self().host_blocks_.push_back(block{*h, rounded});
@@ -307,16 +361,16 @@ class fake_device {
       };
       d.host_device_pointer = [](void** dev, void* h) noexcept {
         *dev = h;  // one address space, as with UVA
-        return self().enter("host_device_pointer") ? fake_error : 0;
+        return self().enter("host_device_pointer") ? self().code_or(fake_error) : 0;
       };
       d.pool_create = [](api::mem_pool_t* p, int) noexcept {
-        if (self().enter("pool_create")) return fake_error;
+        if (self().enter("pool_create")) return self().code_or(fake_error);
         *p = reinterpret_cast<api::mem_pool_t>(&self().pool_token_);
         return 0;
       };
-      d.pool_destroy = [](api::mem_pool_t) noexcept { return self().enter("pool_destroy") ? fake_error : 0; };
+      d.pool_destroy = [](api::mem_pool_t) noexcept { return self().enter("pool_destroy") ? self().code_or(fake_error) : 0; };
       d.malloc_from_pool_async = [](void** p, std::size_t bytes, api::mem_pool_t, api::stream_t) noexcept {
-        if (self().enter("malloc_from_pool_async")) return fake_out_of_memory;
+        if (self().enter("malloc_from_pool_async")) return self().code_or(fake_out_of_memory);
         const std::size_t rounded = (bytes + 255) / 256 * 256;
         *p = std::aligned_alloc(256, rounded);
         self().host_blocks_.push_back(block{*p, rounded});
@@ -328,7 +382,7 @@ class fake_device {
         return 0;
       };
       d.import_timeline_fd = [](api::external_semaphore_t* out, int) noexcept {
-        if (self().enter("import_timeline_fd")) return fake_error;
+        if (self().enter("import_timeline_fd")) return self().code_or(fake_error);
         self().externals_.push_back(std::make_unique<external>());
         self().last_import_device_ = thread_device();
         *out = reinterpret_cast<api::external_semaphore_t>(self().externals_.back().get());
@@ -340,21 +394,21 @@ class fake_device {
         return 0;
       };
       d.signal_external = [](api::external_semaphore_t e, std::uint64_t v, api::stream_t s) noexcept {
-        if (self().enter("signal_external")) return fake_error;
+        if (self().enter("signal_external")) return self().code_or(fake_error);
         command c;
         c.k = kind::signal_external;
         c.ext = reinterpret_cast<external*>(e);
         c.value = v;
-        as_stream(s)->commands.push_back(std::move(c));
+        self().push(s, std::move(c));
         return 0;
       };
       d.wait_external = [](api::external_semaphore_t e, std::uint64_t v, api::stream_t s) noexcept {
-        if (self().enter("wait_external")) return fake_error;
+        if (self().enter("wait_external")) return self().code_or(fake_error);
         command c;
         c.k = kind::wait_external;
         c.ext = reinterpret_cast<external*>(e);
         c.value = v;
-        as_stream(s)->commands.push_back(std::move(c));
+        self().push(s, std::move(c));
         return 0;
       };
       d.error_string = [](int code) noexcept {
@@ -409,9 +463,56 @@ class fake_device {
   }
   static stream* as_stream(api::stream_t s) { return reinterpret_cast<stream*>(s); }
 
-  // Counts the call; true when it must fail.
+  void push(api::stream_t s, command c) {
+    c.order = ++order_;
+    as_stream(s)->commands.push_back(std::move(c));
+  }
+
+  // CUDA runs host functions on a runtime thread, never the caller's; the
+  // stream does not go on until the function returns. So does the fake:
+  // run() hands the function to its callback thread and waits for it.
+  static bool& on_callback_thread() {
+    thread_local bool yes = false;
+    return yes;
+  }
+  void run_on_callback_thread(void (*fn)(void*) noexcept, void* data) {
+    std::unique_lock<std::mutex> lock(callback_mutex_);
+    if (!callback_thread_.joinable()) {
+      callback_thread_ = std::thread([this] { callback_loop(); });
+    }
+    callback_fn_ = fn;
+    callback_data_ = data;
+    callback_cv_.notify_all();
+    callback_cv_.wait(lock, [this] { return callback_fn_ == nullptr; });
+  }
+  void callback_loop() {
+    on_callback_thread() = true;
+    std::unique_lock<std::mutex> lock(callback_mutex_);
+    callback_thread_id_ = std::this_thread::get_id();
+    for (;;) {
+      callback_cv_.wait(lock, [this] { return callback_stop_ || callback_fn_ != nullptr; });
+      if (callback_fn_ == nullptr) return;  // stopping, nothing pending
+      void (*fn)(void*) noexcept = callback_fn_;
+      void* data = callback_data_;
+      lock.unlock();
+      fn(data);
+      lock.lock();
+      callback_fn_ = nullptr;
+      callback_cv_.notify_all();
+    }
+  }
+
+  // Counts the call; true when it must fail (an injected failure, or the
+  // sticky error once set: every later call but device_count, get_device
+  // and the error strings fails with it, as a CUDA context does).
   bool enter(const char* entry) {
     ++calls_[entry];
+    // cudaLaunchHostFunc's rule: a host function must not call the runtime.
+    if (on_callback_thread()) ++runtime_calls_from_host_functions_;
+    if (sticky_ != 0 && std::strcmp(entry, "device_count") != 0 &&
+        std::strcmp(entry, "get_device") != 0) {
+      return true;
+    }
     auto it = fail_in_.find(entry);
     if (it == fail_in_.end() || it->second == 0) return false;
     return --it->second == 0;
@@ -444,7 +545,7 @@ class fake_device {
         std::atomic_ref<std::uint64_t>(*c.word).store(c.value, std::memory_order_relaxed);
         break;
       case kind::record: c.ev->completed = c.value; break;
-      case kind::host_fn: c.fn(c.data); break;
+      case kind::host_fn: run_on_callback_thread(c.fn, c.data); break;
       case kind::work: c.work(); break;
       case kind::signal_external: c.ext->value = c.value; break;
       case kind::wait_value:
@@ -459,6 +560,16 @@ class fake_device {
   std::vector<block> host_blocks_;
   std::size_t freed_word_accesses_ = 0;
   std::size_t blocked_syncs_ = 0;
+  std::uint64_t order_ = 0;
+  std::size_t runtime_calls_from_host_functions_ = 0;
+  std::mutex callback_mutex_;
+  std::condition_variable callback_cv_;
+  void (*callback_fn_)(void*) noexcept = nullptr;
+  void* callback_data_ = nullptr;
+  bool callback_stop_ = false;
+  std::thread callback_thread_;
+  std::thread::id callback_thread_id_{};
+  int sticky_ = 0;
   int last_import_device_ = -1;
   std::map<std::string, int> calls_;
   std::map<std::string, int> fail_in_;  // calls until the injected failure
