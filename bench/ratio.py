@@ -98,7 +98,7 @@ def main():
             ratio = f"{m_net / o_net:.1f}x" if o_net > 0 else "n/a"
             print(f"| {op}, net of restore | {case} | {n} | {o_net:.2f} | {m_net:.2f} | {ratio} |")
 
-    # Goals from DESIGN.md / the benchmark brief, on the 6-entry cases.
+    # Goals from the frontier issue's benchmark brief, on the 6-entry cases.
     print()
     print("Goals (6 entries, medians):")
     m6 = net.get("merge/same/6")

@@ -8,12 +8,15 @@
 // writes the dependency graph with the hazards in red as Graphviz DOT.
 //
 //   06_hazard_check [--dot out.dot] [--quiet] [stream.txt]
+//   06_hazard_check --help
 //
 // Exit status: 0 when the stream is clean, 2 when it has hazards, 1 on bad
-// input (the error names the line). With no file it checks a built-in
-// sample (the memory-barrier example, once as written and once without its
-// flush), checks the expected verdicts (clean, then two hazards), and exits
-// 0 or 1, so it runs as a test. Sample streams: examples/streams/*.txt.
+// input or bad arguments (the error names the line, the word, and for a
+// misspelled name the closest valid one), 3 when the --dot file cannot be
+// written. With no file it checks a built-in sample (the memory-barrier
+// example, once as written and once without its flush), checks the
+// expected verdicts (clean, then two hazards), and exits 0 or 1, so it runs
+// as a test. Sample streams: examples/streams/*.txt.
 //
 // Build by hand: c++ -std=c++20 -I include examples/06_hazard_check.cpp
 #include <causal/check/checker.hpp>
@@ -21,6 +24,7 @@
 #include <causal/check/stream_text.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -33,13 +37,14 @@ using namespace causal::check;
 struct outcome {
   bool ok = false;
   std::size_t hazards = 0;
+  bool dot_failed = false;
 };
 
 outcome check_text(const std::string& text, const char* what, const char* dot_path, bool quiet) {
-  auto parsed = parse_stream(text);
+  std::string diagnostic;
+  auto parsed = parse_stream(text, &diagnostic);
   if (!parsed) {
-    std::fprintf(stderr, "%s:%llu: %s\n", what, static_cast<unsigned long long>(parsed.error_value().position()),
-                 std::string(parsed.error_value().message()).c_str());
+    std::fprintf(stderr, "%s: %s\n", what, diagnostic.c_str());
     return {};
   }
   checker ck;
@@ -63,11 +68,11 @@ outcome check_text(const std::string& text, const char* what, const char* dot_pa
     std::ofstream out(dot_path);
     out << to_dot(*parsed, ck);
     if (!out) {
-      std::fprintf(stderr, "cannot write %s\n", dot_path);
-      return {};
+      std::fprintf(stderr, "06_hazard_check: cannot write --dot file %s\n", dot_path);
+      return {true, ck.hazards().size(), true};
     }
   }
-  return {true, ck.hazards().size()};
+  return {true, ck.hazards().size(), false};
 }
 
 const char* sample_clean = R"(queue gfx
@@ -82,6 +87,67 @@ barrier gfx name=barrier src=VERTEX_SHADER|TRANSFER dst=FRAGMENT_SHADER|TOP_OF_P
 draw gfx name=draw2 read=FRAGMENT_SHADER:SHADER_READ:img_1[0:1,0:1]
 )";
 
+constexpr int exit_bad_input = 1;
+constexpr int exit_dot_failed = 3;
+
+void print_help() {
+  std::printf(
+      "usage: 06_hazard_check [--dot FILE] [--quiet] [STREAM]\n"
+      "       06_hazard_check --help\n"
+      "\n"
+      "Checks a GPU command stream for synchronization hazards (read-after-write,\n"
+      "write-after-write, write-after-read races, missing flushes or invalidates)\n"
+      "by Vulkan's execution and memory dependency rules, and prints each one with\n"
+      "both commands and the memory range. Without STREAM it checks a built-in\n"
+      "sample and exits 0 when the verdicts are the expected ones.\n"
+      "\n"
+      "options:\n"
+      "  --dot FILE   also write the dependency graph, hazards in red, as Graphviz DOT\n"
+      "  --quiet      print nothing but errors (the exit status tells the verdict)\n"
+      "  --help       this text\n"
+      "\n"
+      "exit status: 0 clean, 2 hazards found, 1 bad input or arguments,\n"
+      "             3 the --dot file could not be written\n"
+      "\n"
+      "input: one command per line; '#' starts a comment.\n"
+      "  queue NAME                       declare a queue before its first use\n"
+      "  COMMAND QUEUE key=value ...      COMMAND is one of draw dispatch copy clear\n"
+      "      fill update action (action commands), barrier, set_event, reset_event,\n"
+      "      wait_events, begin_render_pass, next_subpass, end_render_pass,\n"
+      "      signal, wait, submit\n"
+      "  keys: name=LABEL  read=STAGE:ACCESS:MEM  write=STAGE:ACCESS:MEM\n"
+      "        src=STAGES dst=STAGES [by_region]  global=SRCACC:DSTACC\n"
+      "        buffer=SRCACC:DSTACC:MEM  image=SRCACC:DSTACC:MEM  transition=...\n"
+      "        event=E stages=STAGES  events=E1,E2  subpasses=N\n"
+      "        dep=SRC:DST:SRCSTAGES:DSTSTAGES:SRCACC:DSTACC[:by_region]\n"
+      "        semaphore=S value=N [stages=STAGES]\n"
+      "  STAGES: stage names joined by |, also TOP BOTTOM ALL_GRAPHICS ALL_COMMANDS:\n"
+      "   ");
+  for (std::string_view name : stage_names) std::printf(" %.*s", static_cast<int>(name.size()), name.data());
+  std::printf(
+      "\n"
+      "  ACCESS: access names joined by |, or 0; MEMORY_READ / MEMORY_WRITE:\n"
+      "   ");
+  for (std::string_view name : access_names) std::printf(" %.*s", static_cast<int>(name.size()), name.data());
+  std::printf(
+      "\n"
+      "  MEM: res, res[a:b] (bytes a..b-1) or res[a:b,c:d] (mips, layers)\n"
+      "\n"
+      "example (a write, a barrier that flushes and invalidates it, a read):\n"
+      "  queue gfx\n"
+      "  draw gfx name=draw1 write=VERTEX_SHADER:SHADER_WRITE:img[0:1,0:1]\n"
+      "  barrier gfx src=VERTEX_SHADER dst=FRAGMENT_SHADER image=SHADER_WRITE:SHADER_READ:img[0:1,0:1]\n"
+      "  draw gfx name=draw2 read=FRAGMENT_SHADER:SHADER_READ:img[0:1,0:1]\n"
+      "\n"
+      "more samples: examples/streams/*.txt\n");
+}
+
+int usage_error(const char* what, std::string_view arg) {
+  std::fprintf(stderr, "06_hazard_check: %s '%.*s'\nusage: 06_hazard_check [--dot FILE] [--quiet] [STREAM] (--help for more)\n",
+               what, static_cast<int>(arg.size()), arg.data());
+  return exit_bad_input;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -90,33 +156,50 @@ int main(int argc, char** argv) {
   bool quiet = false;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
-    if (a == "--dot" && i + 1 < argc) {
+    if (a == "--help" || a == "-h") {
+      print_help();
+      return 0;
+    }
+    if (a == "--dot") {
+      if (i + 1 >= argc) return usage_error("--dot needs a file name after", a);
       dot_path = argv[++i];
     } else if (a == "--quiet") {
       quiet = true;
     } else if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "usage: %s [--dot out.dot] [--quiet] [stream.txt]\n", argv[0]);
-      return 1;
+      return usage_error("unknown option", a);
+    } else if (file != nullptr) {
+      return usage_error("one stream at a time; extra argument", a);
     } else {
       file = argv[i];
     }
   }
   if (file != nullptr) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(file, ec)) {
+      std::fprintf(stderr, "06_hazard_check: %s is a directory; give one stream file\n", file);
+      return exit_bad_input;
+    }
     std::ifstream in(file, std::ios::binary);
     if (!in) {
-      std::fprintf(stderr, "cannot open %s\n", file);
-      return 1;
+      std::fprintf(stderr, "06_hazard_check: cannot open %s\n", file);
+      return exit_bad_input;
     }
     std::ostringstream text;
     text << in.rdbuf();
+    if (in.bad()) {
+      std::fprintf(stderr, "06_hazard_check: cannot read %s\n", file);
+      return exit_bad_input;
+    }
     const outcome o = check_text(text.str(), file, dot_path, quiet);
-    if (!o.ok) return 1;
+    if (!o.ok) return exit_bad_input;
+    if (o.dot_failed) return exit_dot_failed;
     return o.hazards == 0 ? 0 : 2;
   }
   // Built-in sample: the memory-barrier example is clean; without its flush
   // draw2's read is unflushed and the GLOBAL invalidate meets dirty memory.
   const outcome clean = check_text(sample_clean, "memory-barrier example", nullptr, quiet);
   const outcome broken = check_text(sample_no_flush, "memory-barrier example without the flush", dot_path, quiet);
+  if (clean.dot_failed || broken.dot_failed) return exit_dot_failed;
   const bool as_expected = clean.ok && clean.hazards == 0 && broken.ok && broken.hazards == 2;
   std::printf("%s\n", as_expected ? "verdicts as expected: clean, then 2 hazards"
                                   : "FAIL: verdicts differ from the expected (clean, then 2 hazards)");

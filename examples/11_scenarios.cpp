@@ -11,7 +11,7 @@
 // tracking entries and the simulated makespan; one table per scenario,
 // then a summary table.
 //
-// Usage:
+// Usage (also `11_scenarios --help`):
 //   11_scenarios [--dir DIR] [--out DIR] [--width W] [--depth D]
 //                [--devices N] [--csv FILE] [--quiet] [FILE.json ...]
 //   --dir DIR      where the shipped scenarios are (default examples/scenarios)
@@ -46,6 +46,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace {
@@ -78,20 +79,72 @@ bool parse_count(const char* text, std::size_t& out) {
   return true;
 }
 
-std::optional<options> parse_args(int argc, char** argv) {
+void print_help() {
+  std::printf(
+      "usage: 11_scenarios [--dir DIR] [--out DIR] [--width W] [--depth D] [--devices N]\n"
+      "                    [--csv FILE] [--quiet] [FILE.json ...]\n"
+      "       11_scenarios --help\n"
+      "\n"
+      "Runs each scenario (a DAG of operations on simulated devices) three ways --\n"
+      "binary events, plain timeline semaphores, causal frontiers -- and prints what\n"
+      "each synchronization model cost: device waits issued and elided, events, host\n"
+      "queries, bytes of sync metadata, buffer tracking entries, simulated makespan.\n"
+      "\n"
+      "options:\n"
+      "  --dir DIR      where the scenario files are (default examples/scenarios)\n"
+      "  FILE.json      run these files instead of every .json in --dir\n"
+      "  --out DIR      write <name>.trace.json (Perfetto) and <name>.dot of each\n"
+      "                 frontiers run into DIR\n"
+      "  --width W      W independent copies of each scenario\n"
+      "  --depth D      D chained copies (copy j+1 after copy j, same queues)\n"
+      "  --devices N    the size of every device group (\"count\" in the file)\n"
+      "  --csv FILE     append one row per scenario and model (for plot.py)\n"
+      "  --quiet        print only the summary table\n"
+      "  --help         this text\n"
+      "\n"
+      "exit status: 0 all runs sound, 1 a run failed a check, 2 bad arguments or\n"
+      "             a bad scenario file (the message says where and why)\n"
+      "\n"
+      "input: JSON, see examples/scenarios/README.md. A small one:\n"
+      "  {\"name\": \"cross_queue\", \"title\": \"one wait across queues\",\n"
+      "   \"devices\": [{\"name\": \"gpu\", \"lanes\": 2}],\n"
+      "   \"ops\": [{\"name\": \"a\", \"queue\": \"gpu.0\", \"duration\": 10},\n"
+      "           {\"name\": \"b\", \"queue\": \"gpu.1\", \"duration\": 10, \"after\": [\"a\"]}]}\n"
+      "\n"
+      "example: 11_scenarios --quiet --width 4 examples/scenarios/03_fork_join.json\n");
+}
+
+int usage_error(const char* what, std::string_view arg) {
+  std::fprintf(stderr,
+               "11_scenarios: %s '%.*s'\n"
+               "usage: 11_scenarios [--dir DIR] [--out DIR] [--width W] [--depth D] [--devices N] "
+               "[--csv FILE] [--quiet] [FILE.json ...] (--help for more)\n",
+               what, static_cast<int>(arg.size()), arg.data());
+  return 2;
+}
+
+/// The options, or the exit status to end with (0 after --help).
+std::variant<options, int> parse_args(int argc, char** argv) {
   options o;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     const bool has_value = i + 1 < argc;
+    if (a == "--help" || a == "-h") {
+      print_help();
+      return 0;
+    }
     if (a == "--quiet") {
       o.quiet = true;
-    } else if ((a == "--dir" || a == "--out" || a == "--csv") && has_value) {
+    } else if (a == "--dir" || a == "--out" || a == "--csv") {
+      if (!has_value) return usage_error("a value must follow", a);
       (a == "--dir" ? o.dir : a == "--out" ? o.out : o.csv) = argv[++i];
-    } else if ((a == "--width" || a == "--depth" || a == "--devices") && has_value) {
+    } else if (a == "--width" || a == "--depth" || a == "--devices") {
+      if (!has_value) return usage_error("a value must follow", a);
       std::size_t v = 0;
       if (!parse_count(argv[++i], v)) {
-        std::fprintf(stderr, "%s: expected a positive integer, got \"%s\"\n", argv[i - 1], argv[i]);
-        return std::nullopt;
+        std::fprintf(stderr, "11_scenarios: %s expects a positive integer up to 1048576, got \"%s\"\n",
+                     argv[i - 1], argv[i]);
+        return 2;
       }
       if (a == "--width") o.width = v;
       if (a == "--depth") o.depth = v;
@@ -99,11 +152,7 @@ std::optional<options> parse_args(int argc, char** argv) {
     } else if (!a.empty() && a[0] != '-') {
       o.files.emplace_back(a);
     } else {
-      std::fprintf(stderr,
-                   "usage: %s [--dir DIR] [--out DIR] [--width W] [--depth D] [--devices N] "
-                   "[--csv FILE] [--quiet] [FILE.json ...]\n",
-                   argv[0]);
-      return std::nullopt;
+      return usage_error("unknown option", a);
     }
   }
   return o;
@@ -207,9 +256,9 @@ void print_summary(const std::vector<row>& rows) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::optional<options> parsed = parse_args(argc, argv);
-  if (!parsed) return 2;
-  options o = *parsed;
+  std::variant<options, int> parsed = parse_args(argc, argv);
+  if (const int* status = std::get_if<int>(&parsed)) return *status;
+  options o = std::get<options>(std::move(parsed));
   if (o.files.empty()) {
     std::error_code ec;
     for (const auto& entry : std::filesystem::directory_iterator(o.dir, ec)) {

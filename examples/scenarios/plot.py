@@ -1,21 +1,28 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # Copyright 2026 The causal Authors
-#
-# plot.py: turns scaled runs of the scenario suite (the CSV that
-# `11_scenarios --csv FILE` appends) into PNG plots of device waits and
-# sync metadata bytes against --width, --depth and --devices, one line per
-# model (binary events, timelines, frontiers).
-#
-# Usage:
-#   plot.py --csv runs.csv --out DIR
-#       plot an existing CSV;
-#   plot.py --example path/to/11_scenarios --scenarios examples/scenarios --out DIR [--quick]
-#       run the sweeps first (writing DIR/runs.csv), then plot.
-#
-# Exits 77 (reported by Meson as skipped) when matplotlib is not importable
-# (Debian: apt-get install python3-matplotlib), 1 when a run or a check
-# fails. Each written PNG is checked to be a non-empty PNG file.
+"""Plots how the scenario suite scales: device waits and sync metadata bytes
+against --width, --depth or --devices, one line per synchronization model
+(binary events, timelines, frontiers), one PNG per scenario.
+
+Input: the CSV that `11_scenarios --csv FILE` appends to, one row per
+(scenario, scale, model) with at least the columns scenario, model, width,
+depth, devices, device_waits and metadata_bytes. Either give such a file
+(--csv), or let this script run the sweeps itself (--example, writing
+OUT/runs.csv first).
+
+examples:
+  plot.py --csv runs.csv --out plots/
+  plot.py --example build/examples/11_scenarios --scenarios examples/scenarios --out plots/ --quick
+
+Each model has its own colour, marker and line style, so lines that lie on
+top of each other stay visible; a panel whose values span two orders of
+magnitude or more uses a logarithmic y axis. Exits 0 when every PNG was
+written (each is checked to be a PNG), 2 for bad arguments or an unreadable
+CSV, 1 when a sweep or a check fails, and 77 (reported by Meson as skipped)
+when matplotlib is not importable (Debian: apt-get install
+python3-matplotlib).
+"""
 
 import argparse
 import csv
@@ -24,6 +31,15 @@ import subprocess
 import sys
 
 MODELS = ["binary events", "timelines", "frontiers"]
+# Per model: colour, marker and line style, so that identical values (events
+# and timelines often issue the same waits) do not hide one line under
+# another; the legend also says when two lines coincide.
+STYLES = {
+    "binary events": dict(color="#d62728", marker="s", linestyle="-", markersize=7),
+    "timelines": dict(color="#1f77b4", marker="^", linestyle="--", markersize=7),
+    "frontiers": dict(color="#2ca02c", marker="o", linestyle=":", markersize=6, linewidth=2.2),
+}
+REQUIRED_COLUMNS = ("scenario", "model", "width", "depth", "devices", "device_waits", "metadata_bytes")
 METRICS = [("device_waits", "device waits"), ("metadata_bytes", "sync metadata bytes")]
 
 # (scenario file, axis, values): the sweeps run by --example.
@@ -51,14 +67,34 @@ def run_sweeps(example, scenarios, out, quick):
     return path
 
 
+def fail_input(message):
+    print("plot.py: " + message, file=sys.stderr)
+    sys.exit(2)
+
+
 def read_rows(path):
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            rows = list(reader)
+            columns = reader.fieldnames or []
+    except OSError as e:
+        fail_input("cannot read %s: %s" % (path, e.strerror or e))
+    except (csv.Error, UnicodeDecodeError) as e:
+        fail_input("%s is not a CSV file: %s" % (path, e))
+    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+    if missing:
+        fail_input("%s lacks the column(s) %s (write it with 11_scenarios --csv)" % (path, ", ".join(missing)))
     if not rows:
-        sys.exit("plot.py: %s has no rows" % path)
-    for r in rows:
+        fail_input("%s has no rows" % path)
+    for n, r in enumerate(rows, 2):
         if r["model"] not in MODELS:
-            sys.exit("plot.py: unknown model %r in %s" % (r["model"], path))
+            fail_input("%s line %d: unknown model %r (expected one of %s)" % (path, n, r["model"], ", ".join(MODELS)))
+        for c in REQUIRED_COLUMNS[2:]:
+            try:
+                float(r[c])
+            except (TypeError, ValueError):
+                fail_input("%s line %d: %s is %r, not a number" % (path, n, c, r[c]))
     return rows
 
 
@@ -74,6 +110,7 @@ def plot(rows, out):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     written = []
     for scenario in sorted({r["scenario"] for r in rows}):
@@ -83,9 +120,21 @@ def plot(rows, out):
             continue
         fig, axes = plt.subplots(1, len(METRICS), figsize=(10, 4))
         for ax, (key, label) in zip(axes, METRICS):
+            values = []
+            drawn = {}
             for model in MODELS:
                 pts = sorted((int(r[axis]), float(r[key])) for r in mine if r["model"] == model)
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=model)
+                values += [p[1] for p in pts]
+                same = [m for m, q in drawn.items() if q == pts]
+                legend = model + (" (same as %s)" % same[0] if same else "")
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], label=legend, **STYLES[model])
+                drawn[model] = pts
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            positive = [v for v in values if v > 0]
+            if positive and max(positive) >= 100 * min(positive):
+                # Orders of magnitude apart: a linear axis would squash the
+                # small line flat. symlog keeps zeros drawable.
+                ax.set_yscale("symlog", linthresh=max(1.0, min(positive)))
             ax.set_xlabel("--" + axis)
             ax.set_ylabel(label)
             ax.set_title("%s: %s" % (scenario, label))
@@ -105,23 +154,29 @@ def plot(rows, out):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--csv")
-    p.add_argument("--example")
-    p.add_argument("--scenarios", default=os.path.dirname(os.path.abspath(__file__)))
-    p.add_argument("--out", required=True)
+    p = argparse.ArgumentParser(prog="plot.py", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--csv", metavar="FILE", help="plot this CSV (from 11_scenarios --csv)")
+    p.add_argument("--example", metavar="PROGRAM", help="run the sweeps with this 11_scenarios binary first")
+    p.add_argument("--scenarios", metavar="DIR", default=os.path.dirname(os.path.abspath(__file__)),
+                   help="the scenario files the sweeps use (default: this script's folder)")
+    p.add_argument("--out", metavar="DIR", required=True, help="where the PNGs (and runs.csv) go")
     p.add_argument("--quick", action="store_true", help="fewer points per sweep (CI)")
     args = p.parse_args()
+    if (args.csv is None) == (args.example is None):
+        p.error("give exactly one of --csv and --example")
+    if args.example is not None and not os.access(args.example, os.X_OK):
+        fail_input("--example %s is not an executable file" % args.example)
+    # A bad CSV is reported whether or not matplotlib is there to plot it.
+    rows = read_rows(args.csv) if args.csv else None
     try:
         import matplotlib  # noqa: F401
     except ImportError:
         print("SKIP: matplotlib is not importable (apt-get install python3-matplotlib)")
         return 77
-    if (args.csv is None) == (args.example is None):
-        p.error("give exactly one of --csv and --example")
     os.makedirs(args.out, exist_ok=True)
-    path = args.csv or run_sweeps(args.example, args.scenarios, args.out, args.quick)
-    rows = read_rows(path)
+    if rows is None:
+        rows = read_rows(run_sweeps(args.example, args.scenarios, args.out, args.quick))
     # The plots must show the claims: frontiers never issue more waits.
     for r in rows:
         if r["model"] != "frontiers":

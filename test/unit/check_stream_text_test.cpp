@@ -129,3 +129,36 @@ TEST_CASE("stream_text: bad input is rejected with the line it is on", "[check][
   CHECK(parse_stream("").ok());
   CHECK(parse_stream("\n\n# only comments\n").ok());
 }
+
+TEST_CASE("stream_text: a misspelled name is named, with the closest valid one", "[check][text]") {
+  struct diag {
+    const char* text;
+    const char* expected;
+  };
+  const diag cases[] = {
+      {"queue g\ndraw g read=FRAGMENT_SHADR:SHADER_READ:a\n",
+       "line 2: unknown stage 'FRAGMENT_SHADR' (did you mean FRAGMENT_SHADER?)"},
+      {"queue g\nbarrier g src=VERTEX_SHADER|TRANSFR dst=TOP\n",
+       "line 2: unknown stage 'TRANSFR' (did you mean TRANSFER?)"},
+      {"queue g\nbarrier g src=TOP dst=BOTOM\n", "line 2: unknown stage 'BOTOM' (did you mean BOTTOM?)"},
+      {"queue g\nbarrier g src=TOP dst=TOP global=SHADER_WRIT:0\n",
+       "line 2: unknown access type 'SHADER_WRIT' (did you mean SHADER_WRITE?)"},
+      {"queue g\ndraw g write=VERTEX_SHADER:SHADR_WRITE:a\n",
+       "line 2: unknown access type 'SHADR_WRITE' (did you mean SHADER_WRITE?)"},
+      {"queue g\n\ndrwa g\n", "line 3: unknown command word 'drwa' (did you mean draw?)"},
+      {"queue g\ndraw g nmae=x\n", "line 2: unknown key 'nmae' (did you mean name?)"},
+      {"queue g\ndraw g src=TOP\n", "line 2: key 'src' is not valid for `draw`"},
+      {"queue g\ndraw g read=XYZZYXYZZYXYZZY:SHADER_READ:a\n", "line 2: unknown stage 'XYZZYXYZZYXYZZY' (the names are listed"},
+      {"queue g\ndraw q\n", "line 2: undeclared queue"},
+  };
+  for (const diag& d : cases) {
+    INFO(d.text);
+    std::string diagnostic = "stale";
+    auto r = parse_stream(d.text, &diagnostic);
+    REQUIRE_FALSE(r.ok());
+    CHECK(diagnostic.rfind(d.expected, 0) == 0);
+  }
+  std::string diagnostic = "stale";
+  CHECK(parse_stream("queue g\ndraw g\n", &diagnostic).ok());
+  CHECK(diagnostic.empty());
+}

@@ -36,7 +36,10 @@
 //
 // Errors: errc::malformed with a message naming what was wrong and the
 // 1-based line number as position; errc::capacity_exceeded past the limits
-// below. The parser checks syntax only: feed the stream to a checker to
+// below. For people, parse_stream(text, &diagnostic) also writes one line
+// with the line number and the offending word, and for a misspelled stage,
+// access type, command word or key the closest valid name: "line 3:
+// unknown stage 'FRAGMENT_SHADR' (did you mean FRAGMENT_SHADER?)". The parser checks syntax only: feed the stream to a checker to
 // check the command sequence.
 //
 // Thread safety: free functions on values.
@@ -53,6 +56,8 @@
 #include <causal/config.hpp>
 #include <causal/result.hpp>
 
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <charconv>
 #include <cstddef>
@@ -133,13 +138,65 @@ inline bool parse_stage(std::string_view s, stage_mask& m) {
   return false;
 }
 
-inline bool parse_stages(std::string_view s, stage_mask& m) {
+/// Parses STAGES; on failure `bad` (when given) is the part that is not a
+/// stage name (empty when the mask itself was empty).
+inline bool parse_stages(std::string_view s, stage_mask& m, std::string_view* bad = nullptr) {
   m = 0;
   for (std::string_view part : split(s, '|')) {
-    if (!parse_stage(part, m)) return false;
+    if (!parse_stage(part, m)) {
+      if (bad != nullptr) *bad = part;
+      return false;
+    }
   }
+  if (m == 0 && bad != nullptr) *bad = {};
   return m != 0;
 }
+
+/// Edit distance between two short names (for "did you mean").
+inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0u : 1u)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+/// "unknown <what> 'WORD' (did you mean 'NAME'?)", naming the closest of
+/// `names` when one is near enough (a quarter of the word's length, at
+/// least 2 edits), else listing where the names are documented.
+template <class Names>
+std::string unknown_name_text(std::string_view what, std::string_view word, const Names& names,
+                              std::string_view extra_names = {}) {
+  std::string_view best;
+  std::size_t best_distance = ~std::size_t{0};
+  const auto consider = [&](std::string_view candidate) {
+    const std::size_t d = edit_distance(word, candidate);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  };
+  for (std::string_view n : names) consider(n);
+  for (std::string_view n : split(extra_names, ' ')) {
+    if (!n.empty()) consider(n);
+  }
+  std::string out = "unknown " + std::string(what) + " '" + std::string(word.substr(0, 80)) + "'";
+  if (!best.empty() && best_distance <= std::max<std::size_t>(2, word.size() / 4)) {
+    out += " (did you mean " + std::string(best) + "?)";
+  } else {
+    out += " (the names are listed in <causal/check/stream_text.hpp> and `06_hazard_check --help`)";
+  }
+  return out;
+}
+
+
 
 inline bool parse_access_mask(std::string_view s, access_mask& m) {
   m = 0;
@@ -165,6 +222,16 @@ inline bool parse_access_mask(std::string_view s, access_mask& m) {
   return true;
 }
 
+/// The first part of an ACCESS mask that is not an access name.
+inline std::string_view bad_access_part(std::string_view s) {
+  if (s == "0" || s == "NONE") return {};
+  for (std::string_view part : split(s, '|')) {
+    access_mask m = 0;
+    if (!parse_access_mask(part, m)) return part;
+  }
+  return {};
+}
+
 inline std::uint32_t intern_name(std::vector<std::string>& names, std::string_view n) {
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (names[i] == n) return static_cast<std::uint32_t>(i);
@@ -175,13 +242,47 @@ inline std::uint32_t intern_name(std::vector<std::string>& names, std::string_vi
 
 }  // namespace detail
 
-/// Parses `text` (see the header comment).
-[[nodiscard]] inline result<stream> parse_stream(std::string_view text) {
+/// Parses `text` (see the header comment). On an error, `diagnostic` (when
+/// given) receives the full text for a person: the line number, the
+/// offending word and, for a misspelled name, the closest valid one
+/// ("line 3: unknown stage 'FRAGMENT_SHADR' (did you mean FRAGMENT_SHADER?)").
+[[nodiscard]] inline result<stream> parse_stream(std::string_view text, std::string* diagnostic = nullptr) {
   using detail::split;
-  if (text.size() > max_text_bytes) return error(errc::capacity_exceeded, "stream text larger than 1 MiB");
+  if (diagnostic != nullptr) diagnostic->clear();
+  if (text.size() > max_text_bytes) {
+    if (diagnostic != nullptr) *diagnostic = "stream text larger than 1 MiB";
+    return error(errc::capacity_exceeded, "stream text larger than 1 MiB");
+  }
   stream s;
   std::uint64_t line_no = 0;
-  auto fail = [&](const char* msg) { return error(errc::malformed, msg, line_no); };
+  auto fail = [&](const char* msg) {
+    if (diagnostic != nullptr && diagnostic->empty()) *diagnostic = "line " + std::to_string(line_no) + ": " + msg;
+    return error(errc::malformed, msg, line_no);
+  };
+  // A misspelled name: the static message for the error value, the word and
+  // a suggestion for the diagnostic.
+  auto fail_name = [&](const char* msg, const std::string& specific) {
+    if (diagnostic != nullptr) *diagnostic = "line " + std::to_string(line_no) + ": " + specific;
+    return fail(msg);
+  };
+  static constexpr std::string_view stage_aliases = "TOP BOTTOM ALL_GRAPHICS ALL_COMMANDS";
+  static constexpr std::string_view access_aliases = "MEMORY_READ MEMORY_WRITE NONE";
+  static constexpr std::array<std::string_view, 13> command_words = {
+      "queue", "draw", "dispatch", "copy", "clear", "fill", "update", "action", "barrier", "set_event",
+      "reset_event", "wait_events", "begin_render_pass"};
+  static constexpr std::string_view more_command_words = "next_subpass end_render_pass signal wait submit";
+  auto bad_stages = [&](std::string_view val, const char* msg) {
+    stage_mask ignored = 0;
+    std::string_view bad;
+    (void)detail::parse_stages(val, ignored, &bad);
+    if (bad.empty()) return fail(msg);
+    return fail_name(msg, detail::unknown_name_text("stage", bad, stage_names, stage_aliases));
+  };
+  auto bad_access = [&](std::string_view val, const char* msg) {
+    const std::string_view bad = detail::bad_access_part(val);
+    if (bad.empty()) return fail(msg);
+    return fail_name(msg, detail::unknown_name_text("access type", bad, access_names, access_aliases));
+  };
 
   auto parse_mem = [&](std::string_view m, memory_range& out) -> bool {
     const std::size_t br = m.find('[');
@@ -263,7 +364,8 @@ inline std::uint32_t intern_name(std::vector<std::string>& names, std::string_vi
     } else if (verb == "submit") {
       c.kind = command_kind::submit;
     } else {
-      return fail("unknown command word");
+      return fail_name("unknown command word",
+                       detail::unknown_name_text("command word", verb, command_words, more_command_words));
     }
     if (words.size() < 2) return fail("a command needs a queue name after the command word");
     bool found_queue = false;
@@ -296,13 +398,14 @@ inline std::uint32_t intern_name(std::vector<std::string>& names, std::string_vi
         auto parts = detail::split_n(val, ':', 3);
         if (parts.size() != 3) return fail("an access is STAGE:ACCESS:MEMORY");
         stage_mask m = 0;
-        if (!detail::parse_stage(parts[0], m) || std::popcount(m) != 1 || (m & 0x3fffu) == 0) {
-          return fail("an access names exactly one pipeline stage");
+        if (!detail::parse_stage(parts[0], m)) {
+          return fail_name("unknown pipeline stage",
+                           detail::unknown_name_text("stage", parts[0], stage_names, stage_aliases));
         }
+        if (std::popcount(m) != 1 || (m & 0x3fffu) == 0) return fail("an access names exactly one pipeline stage");
         access_mask am = 0;
-        if (!detail::parse_access_mask(parts[1], am) || std::popcount(am) != 1) {
-          return fail("an access names exactly one access type");
-        }
+        if (!detail::parse_access_mask(parts[1], am)) return bad_access(parts[1], "unknown access type");
+        if (std::popcount(am) != 1) return fail("an access names exactly one access type");
         memory_access a;
         a.stage = static_cast<stage>(std::countr_zero(m));
         a.access = static_cast<access_type>(std::countr_zero(am));
@@ -312,12 +415,12 @@ inline std::uint32_t intern_name(std::vector<std::string>& names, std::string_vi
         c.accesses.push_back(a);
       } else if ((key == "src" && (has_barriers)) || (key == "dst" && (has_barriers))) {
         stage_mask m = 0;
-        if (!detail::parse_stages(val, m)) return fail("bad stage mask (stage names joined by |)");
+        if (!detail::parse_stages(val, m)) return bad_stages(val, "bad stage mask (stage names joined by |)");
         (key == "src" ? c.src_stages : c.dst_stages) = m;
       } else if (key == "stages" && (c.kind == command_kind::set_event || c.kind == command_kind::reset_event)) {
-        if (!detail::parse_stages(val, c.src_stages)) return fail("bad stage mask (stage names joined by |)");
+        if (!detail::parse_stages(val, c.src_stages)) return bad_stages(val, "bad stage mask (stage names joined by |)");
       } else if (key == "stages" && c.kind == command_kind::wait_semaphore) {
-        if (!detail::parse_stages(val, c.dst_stages)) return fail("bad stage mask (stage names joined by |)");
+        if (!detail::parse_stages(val, c.dst_stages)) return bad_stages(val, "bad stage mask (stage names joined by |)");
       } else if ((key == "global" || key == "buffer" || key == "image" || key == "transition") && has_barriers) {
         const bool global = key == "global";
         auto parts = global ? split(val, ':') : detail::split_n(val, ':', 3);
@@ -325,8 +428,11 @@ inline std::uint32_t intern_name(std::vector<std::string>& names, std::string_vi
           return fail(global ? "global=SRCACCESS:DSTACCESS" : "buffer/image/transition=SRCACCESS:DSTACCESS:MEMORY");
         }
         memory_barrier b;
-        if (!detail::parse_access_mask(parts[0], b.src_access) || !detail::parse_access_mask(parts[1], b.dst_access)) {
-          return fail("bad access mask (access names joined by |, or 0)");
+        if (!detail::parse_access_mask(parts[0], b.src_access)) {
+          return bad_access(parts[0], "bad access mask (access names joined by |, or 0)");
+        }
+        if (!detail::parse_access_mask(parts[1], b.dst_access)) {
+          return bad_access(parts[1], "bad access mask (access names joined by |, or 0)");
         }
         if (!global && !parse_mem(parts[2], b.mem)) return fail("bad memory range (res, res[a:b] or res[a:b,c:d], a < b)");
         b.transition = key == "transition";
@@ -365,12 +471,10 @@ inline std::uint32_t intern_name(std::vector<std::string>& names, std::string_vi
             return fail("dep subpass must be a number below 64 or EXTERNAL");
           }
         }
-        if (!detail::parse_stages(parts[2], d.src_stages) || !detail::parse_stages(parts[3], d.dst_stages)) {
-          return fail("bad stage mask in dep");
-        }
-        if (!detail::parse_access_mask(parts[4], d.src_access) || !detail::parse_access_mask(parts[5], d.dst_access)) {
-          return fail("bad access mask in dep");
-        }
+        if (!detail::parse_stages(parts[2], d.src_stages)) return bad_stages(parts[2], "bad stage mask in dep");
+        if (!detail::parse_stages(parts[3], d.dst_stages)) return bad_stages(parts[3], "bad stage mask in dep");
+        if (!detail::parse_access_mask(parts[4], d.src_access)) return bad_access(parts[4], "bad access mask in dep");
+        if (!detail::parse_access_mask(parts[5], d.dst_access)) return bad_access(parts[5], "bad access mask in dep");
         if (parts.size() == 7) {
           if (parts[6] != "by_region") return fail("the 7th field of dep can only be by_region");
           d.by_region = true;
@@ -388,7 +492,14 @@ inline std::uint32_t intern_name(std::vector<std::string>& names, std::string_vi
         if (!detail::parse_u64(val, c.value)) return fail("value=N needs a decimal number");
         have_value = true;
       } else {
-        return fail("key not valid for this command");
+        static constexpr std::array<std::string_view, 17> keys = {
+            "name", "read", "write", "src", "dst", "stages", "global", "buffer", "image",
+            "transition", "event", "events", "subpasses", "dep", "semaphore", "value", "by_region"};
+        bool known = false;
+        for (std::string_view k : keys) known = known || k == key;
+        if (!known) return fail_name("unknown key", detail::unknown_name_text("key", key, keys));
+        return fail_name("key not valid for this command",
+                         "key '" + std::string(key) + "' is not valid for `" + std::string(verb) + "`");
       }
     }
     if ((c.kind == command_kind::signal_semaphore || c.kind == command_kind::wait_semaphore) &&

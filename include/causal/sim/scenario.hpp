@@ -47,6 +47,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -315,7 +316,7 @@ class scenario_loader {
       if (auto e = keys(d, "a device", {"name", "lanes", "count", "remote"})) return e;
       std::string name;
       if (auto e = text(d, "name", name, true)) return e;
-      if (!valid_name(name)) return at(d, "a device name must be letters, digits, '_' or '-'");
+      if (const std::string why = name_problem(name); !why.empty()) return at(d, "a device name " + why);
       std::size_t lanes = 1;
       if (auto e = count(d, "lanes", 1, max_lanes, lanes)) return e;
       bool remote = false;
@@ -338,14 +339,23 @@ class scenario_loader {
     return std::nullopt;
   }
 
-  static bool valid_name(std::string_view s) {
-    if (s.empty() || s.size() > 64) return false;
-    for (char c : s) {
+  /// Empty when `s` is a valid name (1 to 64 letters, digits, '_' or
+  /// '-'); else what is wrong with it, for "a device name <problem>".
+  static std::string name_problem(std::string_view s) {
+    if (s.empty()) return "must not be empty";
+    if (s.size() > 64) return "is " + std::to_string(s.size()) + " characters long; the limit is 64";
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const char c = s[i];
       const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                       c == '_' || c == '-';
-      if (!ok) return false;
+      if (!ok) {
+        const bool printable = c > ' ' && c < 127;
+        return "may hold only letters, digits, '_' or '-' (character " + std::to_string(i + 1) + " is " +
+               (printable ? "'" + std::string(1, c) + "'" : "byte " + std::to_string(static_cast<unsigned char>(c))) +
+               ")";
+      }
     }
-    return true;
+    return {};
   }
 
   opt_diag load_buffers(const json_value& buffers) {
@@ -355,7 +365,7 @@ class scenario_loader {
       if (auto e = keys(b, "a buffer", {"name", "bytes"})) return e;
       buffer_desc desc;
       if (auto e = text(b, "name", desc.name, true)) return e;
-      if (!valid_name(desc.name)) return at(b, "a buffer name must be letters, digits, '_' or '-'");
+      if (const std::string why = name_problem(desc.name); !why.empty()) return at(b, "a buffer name " + why);
       for (const buffer_desc& other : out_.buffers) {
         if (other.name == desc.name) return at(b, "duplicate buffer name \"" + desc.name + "\"");
       }
@@ -505,7 +515,7 @@ class scenario_loader {
     }
     op_desc base;
     if (auto e = text(o, "name", base.name, true)) return e;
-    if (!valid_name(base.name)) return at(o, "an operation name must be letters, digits, '_' or '-'");
+    if (const std::string why = name_problem(base.name); !why.empty()) return at(o, "an operation name " + why);
     if (entries_.count(base.name) != 0) return at(o, "duplicate operation name \"" + base.name + "\"");
     std::string queue_ref;
     if (auto e = text(o, "queue", queue_ref, true)) return e;
@@ -742,10 +752,21 @@ class scenario_loader {
 /// Reads and loads the scenario file at `path`.
 [[nodiscard]] inline parsed<scenario> load_scenario_file(const std::string& path,
                                                          const load_options& options = {}) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return diagnostic{0, 0, "cannot open the file", path};
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) return diagnostic{0, 0, "cannot read the file", path};
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return diagnostic{0, 0, "is a directory, not a scenario file (give its .json files, or --dir)", path};
+  }
+  std::string text;
+  try {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return diagnostic{0, 0, "cannot open the file", path};
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (in.bad()) return diagnostic{0, 0, "cannot read the file", path};
+  } catch (const std::ios_base::failure& e) {
+    // libstdc++ throws from a stream buffer whose read fails (e.g. a
+    // special file); a reader of untrusted paths must not end the program.
+    return diagnostic{0, 0, std::string("cannot read the file: ") + e.what(), path};
+  }
   parsed<scenario> s = load_scenario(text, options);
   if (!s) {
     diagnostic d = s.error();
