@@ -780,3 +780,27 @@ TEST_CASE("cuda stream queue: a sticky device error fails the queue; teardown do
   }  // the context leaves the slab mapped (a wait is still counted)
   CHECK(dev.freed_word_accesses() == 0);
 }
+
+TEST_CASE("cuda stream queue: synchronize does not block on an operation behind a failed "
+          "semaphore",
+          "[cuda][failure]") {
+  fake_fixture f;
+  auto& dev = f.env().device;
+  auto& q = f.make_queue();
+  auto& first = f.make_semaphore();
+  auto& doomed = f.make_semaphore();
+  auto& a = f.make_semaphore();
+  auto& b = f.make_semaphore();
+  REQUIRE(q.submit({{&first, 1}}, {{&a, 1}}, f.op(1)));   // waits on a live semaphore
+  REQUIRE(q.submit({{&doomed, 1}}, {{&b, 1}}, f.op(2)));  // waits on one that will fail
+  REQUIRE(doomed.fail(causal::error{errc::device_lost, "test: doomed"}));
+  const causal::status st = q.synchronize();
+  CHECK(st.code() == errc::device_lost);
+  CHECK(dev.blocked_syncs() == 0);  // answered without blocking on the stream
+  CHECK(b.failed());
+  CHECK_FALSE(a.failed());  // the earlier operation is still in flight, not failed
+  REQUIRE(first.signal(1));
+  f.pump();
+  CHECK(a.value() == 1);
+  CHECK(f.log() == std::vector<int>{1});
+}

@@ -507,12 +507,21 @@ class stream_backend {
 
   /// Blocks until the stream is idle, then polls. A failed queue does not
   /// block (its stream may be stuck on a failed semaphore for good, see
-  /// the file comment); the destructor drains it.
+  /// the file comment); the destructor drains it. Neither does a queue with
+  /// an unfinished operation waiting on a failed semaphore: that operation
+  /// and every later one fail first (the earlier ones stay in flight).
   status synchronize() noexcept {
-    if (!failure_) {
-      (void)poll();
-      return failure_;
+    (void)poll();
+    for (std::size_t k = 0; failure_ && k < in_flight_; ++k) {
+      const slot& sl = ring_[(head_ + k) % max_in_flight];
+      for (std::size_t i = 0; i < sl.wait_count; ++i) {
+        if (auto f = sl.waits[i].semaphore->failure(); f) {
+          fail_from(k, *f);
+          break;
+        }
+      }
     }
+    if (!failure_) return failure_;
     release_failed_strays();
     if (status s = to_status(drv().stream_synchronize(stream_), "cudaStreamSynchronize"); !s) {
       fail_in_flight(s.error_value());
@@ -584,8 +593,11 @@ class stream_backend {
   // Fails the signals of every operation not yet seen complete, and the
   // queue. The slots stay until the stream passes them (poll or drain):
   // their device waits are still commands on the stream.
-  void fail_in_flight(const error& e) noexcept {
-    for (std::size_t k = 0; k < in_flight_; ++k) {
+  void fail_in_flight(const error& e) noexcept { fail_from(0, e); }
+
+  // The same from the k-th unfinished operation on (earlier ones stay).
+  void fail_from(std::size_t first, const error& e) noexcept {
+    for (std::size_t k = first; k < in_flight_; ++k) {
       slot& sl = ring_[(head_ + k) % max_in_flight];
       if (sl.failed) continue;
       sl.failed = true;
