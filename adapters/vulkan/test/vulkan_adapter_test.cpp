@@ -480,6 +480,31 @@ TEST_CASE("vulkan: a queue whose sent batch waits for an external value that nev
   CHECK(f.log() == std::vector<int>{1});
 }
 
+TEST_CASE("vulkan: causal queues on two vk::Queues of one family order through timeline waits",
+          "[vulkan][multi_queue]") {
+  vk_submit2_polled f;
+  if (f.env().queue_count() < 2) {
+    WARN("the device has one queue in its compute family: the multi-queue path cannot run here");
+    return;
+  }
+  auto second = f.device().get_hardware_queue(f.env().family, 1);
+  REQUIRE(second);
+  REQUIRE(*second != &f.hardware());
+  auto& s = f.make_semaphore();
+  auto& done = f.make_semaphore();
+  auto& q1 = f.make_queue();
+  auto& q2 = f.make_queue(**second);
+  // The consumer first: its wait's signal is not sent yet, so it is held.
+  REQUIRE(q2.submit({{&s, 1}}, {{&done, 1}}, f.op(2)));
+  CHECK(q2.held_count() == 1);
+  REQUIRE(q1.submit({}, {{&s, 1}}, f.op(1)));
+  f.pump();
+  REQUIRE(done.wait_for(1, std::chrono::seconds(20)));
+  REQUIRE(q2.wait_idle(clock_type::now() + std::chrono::seconds(20)));
+  REQUIRE(f.finish());
+  CHECK(f.log() == std::vector<int>{1, 2});
+}
+
 TEST_CASE("vulkan: a pipeline deeper than the inline tables is submitted whole before anything "
           "is sent",
           "[vulkan][submit_ahead]") {

@@ -135,9 +135,12 @@ class vulkan_fixture {
   causal::vulkan::hardware_queue& hardware() noexcept { return *hw_; }
   command_pool& commands() noexcept { return pool_; }
 
-  queue_type& make_queue() {
+  queue_type& make_queue() { return make_queue(*hw_); }
+
+  /// A queue on another vk::Queue of the device.
+  queue_type& make_queue(causal::vulkan::hardware_queue& hw) {
     const causal::axis a = axes_.allocate(0, causal::domain::queue).value();
-    queues_.push_back(std::make_unique<queue_type>(*device_, *hw_, a));
+    queues_.push_back(std::make_unique<queue_type>(*device_, hw, a));
     if (!queues_.back()->setup_status()) throw std::runtime_error("vulkan::queue setup failed");
     return *queues_.back();
   }

@@ -90,6 +90,9 @@ class harness {
   bool external_semaphore_fd = false;
   std::string device_name;
 
+  /// vk::Queues of `family` on the device (1 or 2).
+  [[nodiscard]] std::uint32_t queue_count() const { return context_->queue_count(); }
+
   /// The adapter's context behind the handles above.
   [[nodiscard]] const causal::vulkan::context& context() const { return *context_; }
 
@@ -128,6 +131,7 @@ class harness {
       co.instance_next = &features;
     }
     co.synchronization2 = options.synchronization2;
+    co.queue_count = 2;  // where the family has two, tests use both
     // CAUSAL_VULKAN_DEVICE=<index> picks a physical device; otherwise the
     // first suitable one (main() prints its name).
     if (const char* index = std::getenv("CAUSAL_VULKAN_DEVICE"); index != nullptr) {

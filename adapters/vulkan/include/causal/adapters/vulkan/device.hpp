@@ -19,6 +19,12 @@
 //   - lose: after VK_ERROR_DEVICE_LOST from any call, fail every semaphore
 //     and queue with `errc::device_lost` (sticky), so no host waiter, no
 //     timepoint and no tracker waiter is stranded.
+// At setup it asks the physical device for the synchronization2 feature
+// (without it, queues use vkQueueSubmit), maxTimelineSemaphoreValueDifference
+// (signals and waits past it are refused) and its queue family count. It
+// also keeps the timeline and command pool of a queue destroyed with
+// batches still pending past its teardown deadline (abandon()) and
+// releases them in its destructor.
 // Completion is driven either by calling `poll()` (from any thread) or by
 // `start_waiter()`, a thread that, while work is in flight, blocks in
 // vkWaitSemaphores on the lowest unreached value of one member at a time
@@ -37,7 +43,7 @@
 //                tracker (release); the lost flag is released by lose() and
 //                acquired by lost().
 // Blocking/allocation: construction, hardware_queue(), start_waiter(),
-//                attach/detach allocate or may; poll() and kick_all() never
+//                attach/detach and abandon allocate or may; poll() and kick_all() never
 //                allocate and take the member lock (a recursive mutex); the
 //                waiter thread sleeps in vkWaitSemaphores.
 // Size:          a few hundred bytes plus one heap node per hardware queue.
