@@ -53,7 +53,8 @@
 // be un-enqueued on CUDA: a failed operation's commands stay on the stream,
 // stuck on the failed semaphore's word. While the queue lives they stay
 // stuck (the operation and everything after it never run; poll() fails
-// their signals and the queue). A failed operation's slot stays in the ring
+// their signals and the queue, and synchronize() does so before it would
+// block on such a stream). A failed operation's slot stays in the ring
 // until the stream passes it, and every device wait is counted on its word
 // (device_context) until then, so a word is never reused while a stream may
 // still read it. The destructor, failed or not, lets the waits on failed
