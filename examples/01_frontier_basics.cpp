@@ -106,6 +106,8 @@ int main() {
 
   std::printf("\n4. transitivity across three queues\n");
   // [snippet:transitivity]
+  // toy_queue: this example's sketch of what every causal queue keeps (an
+  // axis, an epoch, a knowledge frontier), not a library type.
   toy_queue qa{a}, qb{b}, qc{c};
   for (int i = 0; i < 4; ++i) qa.signal();  // four operations on A
   const causal::frontier s1 = qa.signal();  // A's 5th signals S1 = {A:5}

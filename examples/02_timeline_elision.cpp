@@ -34,13 +34,14 @@ void expect(bool ok, const char* claim) {
   if (!ok) ++failures;
 }
 
-using queue = causal::recording_queue<>;
-
-causal::axis queue_axis(std::uint64_t ordinal) {
-  return causal::make_axis(0, 0, causal::domain::queue, ordinal).value();
+// The queues of sections 2-4 get their axes here; section 1 shows the same
+// with an allocator of its own. Axes are never reused.
+causal::axis new_queue_axis() {
+  static causal::axis_allocator more_axes{1};  // session 1: apart from section 1's
+  return more_axes.allocate(0, causal::domain::queue).value();
 }
 
-void print_stats(const char* name, const queue& q) {
+void print_stats(const char* name, const causal::recording_queue<>& q) {
   const causal::queue_stats& s = q.stats();
   std::printf("  %-8s epoch %llu, device waits %llu, elided %llu (reached %llu, same queue %llu, "
               "dominated %llu), knowledge %s\n",
@@ -56,7 +57,10 @@ void print_stats(const char* name, const queue& q) {
 void transitivity() {
   std::printf("1. upload -> compute -> present: one device wait instead of two\n");
   // [snippet:elision]
-  queue upload(queue_axis(1)), compute(queue_axis(2)), present(queue_axis(3));
+  causal::axis_allocator axes;  // hands out never-reused axes
+  causal::recording_queue<> upload(axes.allocate(0, causal::domain::queue).value());
+  causal::recording_queue<> compute(axes.allocate(0, causal::domain::queue).value());
+  causal::recording_queue<> present(axes.allocate(0, causal::domain::queue).value());
   causal::semaphore uploaded, computed;
 
   // Submit the whole pipeline up front; nothing has run yet.
@@ -86,7 +90,7 @@ void transitivity() {
 void late_waiter() {
   std::printf("2. the late waiter imports what was known at its value\n");
   causal::semaphore s;
-  const causal::axis a = queue_axis(1), b = queue_axis(2);
+  const causal::axis a = new_queue_axis(), b = new_queue_axis();
   (void)s.signal(2, causal::frontier{{a, 7}});
   (void)s.signal(5, causal::frontier{{a, 7}, {b, 3}});
   const auto at2 = s.frontier_at(2);
@@ -100,7 +104,7 @@ void late_waiter() {
 
 void submit_before_wait() {
   std::printf("3. submit-before-wait: elided from the producer entry\n");
-  queue producer(queue_axis(1)), consumer(queue_axis(2));
+  causal::recording_queue<> producer(new_queue_axis()), consumer(new_queue_axis());
   causal::semaphore ready, done;
   (void)producer.submit({}, {{&ready, 1}}, 1);
   // The consumer learns the producer's epoch through an unrelated wait...
@@ -115,13 +119,13 @@ void submit_before_wait() {
 
 void external_taint() {
   std::printf("4. external signals taint; witnessed signals heal\n");
-  queue q(queue_axis(1));
+  causal::recording_queue<> q(new_queue_axis());
   causal::semaphore imported;
   (void)imported.signal_external(4);  // e.g. an imported CUDA event
   expect(imported.is_tainted(4), "value 4 is tainted");
   (void)q.submit({{&imported, 4}}, {}, 1);
   expect(q.stats().device_waits == 1, "a wait on a tainted value is issued, never elided");
-  (void)imported.signal(6, causal::frontier{{queue_axis(9), 1}});
+  (void)imported.signal(6, causal::frontier{{new_queue_axis(), 1}});
   expect(!imported.is_tainted(4) && imported.taint_watermark() == 6, "a witnessed signal healed it");
   (void)q.submit({{&imported, 4}}, {}, 2);
   expect(q.stats().elided_reached == 1, "and now the wait is elided (reached, untainted)");

@@ -60,15 +60,12 @@ constexpr std::uint64_t requests = 24;
 
 // Stage timelines hold one submitted signal per request in flight: the
 // default semaphore takes any number (its table of submitted signals grows).
-using timeline = causal::semaphore;
-using queue = causal::cpu::basic_queue<timeline>;
-using pool_type = causal::basic_block_pool<queue::core_type>;
 
 // Room for two requests' buffers: the pipeline overlaps two requests and
 // fences the rest.
 constexpr std::size_t pool_quota = 2 * (tokens_bytes + hidden_bytes);
 
-void print_queue(const char* name, const queue& q) {
+void print_queue(const char* name, const causal::cpu::queue& q) {
   const causal::queue_stats& s = q.stats();
   std::printf("  %-9s %2llu ops, device waits %2llu, elided %2llu (same queue %llu, dominated %llu, "
               "reached %llu)\n            knowledge %s\n",
@@ -92,16 +89,16 @@ int main(int argc, char** argv) {
   // [snippet:pipeline_setup]
   causal::executor ex;  // one worker per hardware thread
   causal::axis_allocator axes;
-  queue tokenizer(axes.allocate(0, causal::domain::queue).value(), ex);
-  queue encoder(axes.allocate(0, causal::domain::queue).value(), ex);
-  queue decoder(axes.allocate(0, causal::domain::queue).value(), ex);
-  timeline tokens_ready, encoded, decoded;
+  causal::cpu::queue tokenizer(axes.allocate(0, causal::domain::queue).value(), ex);
+  causal::cpu::queue encoder(axes.allocate(0, causal::domain::queue).value(), ex);
+  causal::cpu::queue decoder(axes.allocate(0, causal::domain::queue).value(), ex);
+  causal::semaphore tokens_ready, encoded, decoded;  // one timeline per stage
 
   // One pool for all three devices; each queue's progress timeline lets
   // the pool fence reuse of a block that queue freed.
   std::vector<std::byte> arena(pool_quota);
-  pool_type pool(pool_quota, 64);
-  for (queue* q : {&tokenizer, &encoder, &decoder}) {
+  causal::cpu::block_pool pool(pool_quota, 64);
+  for (causal::cpu::queue* q : {&tokenizer, &encoder, &decoder}) {
     (void)pool.register_timeline(q->axis(), q->progress_timeline());
   }
   // [/snippet]
@@ -110,13 +107,13 @@ int main(int argc, char** argv) {
   // for trace.json and dag.dot.
   causal::recording_sink sink;
   ex.set_trace_sink(&sink);
-  const std::array<std::pair<queue*, const char*>, 3> stages{
+  const std::array<std::pair<causal::cpu::queue*, const char*>, 3> stages{
       {{&tokenizer, "tokenizer"}, {&encoder, "encoder"}, {&decoder, "decoder"}}};
   for (const auto& [q, name] : stages) {
     q->set_trace_sink(&sink);
     sink.name(q->axis(), name);
   }
-  const std::array<std::pair<timeline*, const char*>, 3> timelines{
+  const std::array<std::pair<causal::semaphore*, const char*>, 3> timelines{
       {{&tokens_ready, "tokens_ready"}, {&encoded, "encoded"}, {&decoded, "decoded"}}};
   for (const auto& [t, name] : timelines) {
     t->set_trace_sink(&sink);

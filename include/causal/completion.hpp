@@ -118,9 +118,9 @@ class completion_waiter {
   completion_waiter() noexcept = default;
 
   /// Creates an idle waiter for `requirement` that calls `callback`.
-  completion_waiter(const frontier& requirement, callback_type callback,
+  completion_waiter(const frontier& requirement, callback_type on_met,
                     void* user_data = nullptr) noexcept
-      : requirement_(requirement), callback_(callback), user_data_(user_data) {}
+      : requirement_(requirement), callback_(on_met), user_data_(user_data) {}
 
   completion_waiter(const completion_waiter&) = delete;
   completion_waiter& operator=(const completion_waiter&) = delete;
@@ -140,7 +140,7 @@ class completion_waiter {
   /// Replaces the requirement. Precondition: the waiter is idle.
   void set_requirement(const frontier& requirement) noexcept { requirement_ = requirement; }
   /// Replaces the callback. Precondition: the waiter is idle.
-  void set_callback(callback_type callback) noexcept { callback_ = callback; }
+  void set_callback(callback_type on_met) noexcept { callback_ = on_met; }
   /// Replaces the user data. Precondition: the waiter is idle.
   void set_user_data(void* user_data) noexcept { user_data_ = user_data; }
 

@@ -1467,10 +1467,10 @@ class basic_executor : private detail::executor_base {
   }
 
   process* take_from(list_type& list, worker& w, std::uint32_t max, bool& busy) noexcept {
-    detail::take_status status{};
+    detail::take_status taken{};
     std::uint32_t left = 0;
-    const std::uint32_t k = list.take(w.batch, max, worker_count_ + 1, status, left);
-    if (status == detail::take_status::busy) busy = true;
+    const std::uint32_t k = list.take(w.batch, max, worker_count_ + 1, taken, left);
+    if (taken == detail::take_status::busy) busy = true;
     return start_batch(w, k, left);
   }
 
@@ -1491,11 +1491,11 @@ class basic_executor : private detail::executor_base {
   }
 
   process* take_from_rings(worker& w, bool& busy) noexcept {
-    detail::take_status status{};
+    detail::take_status taken{};
     std::uint32_t left = 0;
     const std::uint32_t k = rings_->take(w.index, w.batch, Traits::immediate_batch,
-                                         worker_count_ + 1, status, left);
-    if (status == detail::take_status::busy) busy = true;
+                                         worker_count_ + 1, taken, left);
+    if (taken == detail::take_status::busy) busy = true;
     return start_batch(w, k, left);
   }
 

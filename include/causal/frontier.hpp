@@ -466,7 +466,7 @@ class basic_frontier {
         epochs_[k] = oep[j];
       }
     }
-    count_ = u;
+    count_ = static_cast<std::uint32_t>(u);
   }
 
   /// Slow path: the union does not fit. Builds it, drops the entries the
@@ -513,7 +513,7 @@ class basic_frontier {
       axes_[out] = ux[k];
       epochs_[out++] = ue[k];
     }
-    count_ = out;
+    count_ = static_cast<std::uint32_t>(out);
     tainted_ = true;
   }
 

@@ -277,7 +277,7 @@ class basic_block_pool {
   /// that `a`'s epoch v has retired. Fence waits on `a` go to it.
   /// Errors: axis 0 or an axis already registered (`invalid_argument`), a
   /// full table (`capacity_exceeded`). Nothing changes on error.
-  status register_timeline(causal::axis a, semaphore_type& timeline) noexcept {
+  status register_timeline(causal::axis a, semaphore_type& progress) noexcept {
     if (a.raw() == 0) {
       return error{errc::invalid_argument, "register_timeline: axis 0 is reserved"};
     }
@@ -289,7 +289,7 @@ class basic_block_pool {
       return error{errc::capacity_exceeded, "register_timeline: MaxTimelines timelines registered",
                    MaxTimelines};
     }
-    timelines_[timeline_count_++] = timeline_entry{a, &timeline};
+    timelines_[timeline_count_++] = timeline_entry{a, &progress};
     return {};
   }
 

@@ -381,8 +381,8 @@ class alignas(CAUSAL_CACHELINE_SIZE) process {
   /// suspend count 1 (the submit hold) and wake budget 1.
   process() noexcept { check_layout(); }
   /// Constructs a process that drains with `drain` and carries `user_data`.
-  explicit process(drain_fn drain, void* user_data = nullptr) noexcept
-      : drain_(drain), user_data_(user_data) {
+  explicit process(drain_fn drain_function, void* user_data = nullptr) noexcept
+      : drain_(drain_function), user_data_(user_data) {
     check_layout();
   }
   process(const process&) = delete;
@@ -391,13 +391,13 @@ class alignas(CAUSAL_CACHELINE_SIZE) process {
 
   //===-- configuration (before submit) --===//
 
-  void set_drain(drain_fn drain) noexcept { drain_ = drain; }
+  void set_drain(drain_fn drain_function) noexcept { drain_ = drain_function; }
   /// Sets the callback run once when the process completes, with its
   /// final status, before its dependents are woken.
-  void set_completion(completion_fn completion) noexcept { completion_ = completion; }
+  void set_completion(completion_fn on_complete) noexcept { completion_ = on_complete; }
   /// Sets the callback run once after completion, when no worker is inside
   /// drain() any more; the place to free the process.
-  void set_release(release_fn release) noexcept { release_ = release; }
+  void set_release(release_fn on_release) noexcept { release_ = on_release; }
   void set_user_data(void* user_data) noexcept { user_data_ = user_data; }
   /// Sets the processes woken (one wake each) when this one completes. The
   /// array is the caller's; it must outlive this process's completion.

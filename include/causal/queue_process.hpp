@@ -334,9 +334,9 @@ class basic_queue_process : public process {
 
   /// Binds the queue to `executor`; call once, before the first submit.
   template <class Executor>
-  void start(Executor& executor) noexcept {
+  void start(Executor& ex) noexcept {
     CAUSAL_ASSERT(!is_submitted(), "queue_process::start: already started");
-    executor.submit(*this);
+    ex.submit(*this);
   }
 
   /// Sets the retire callback (before the first submit).
@@ -357,7 +357,7 @@ class basic_queue_process : public process {
   /// signal, no frontier), and a failure of the queue fail it: a timeline
   /// of the queue's own progress that a block pool can register for its
   /// axis and fence on (pool.hpp, path (c)). Set before the first submit.
-  void set_progress_timeline(Semaphore* timeline) noexcept { progress_ = timeline; }
+  void set_progress_timeline(Semaphore* progress) noexcept { progress_ = progress; }
 
   //===-- backend side (one submitting thread) --===//
 

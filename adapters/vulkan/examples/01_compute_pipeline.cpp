@@ -131,8 +131,8 @@ int main() {
     causal_vk_test::command_pool commands(env->device(), env->queue_family());
     const std::uint32_t groups = (n + 63) / 64;
 
-    auto x = pool.allocate(qa, bytes), y2 = pool.allocate(qa, bytes), z = pool.allocate(qa, bytes);
-    auto y3 = pool.allocate(qb, bytes);
+    auto x = pool.stream_alloca(qa, bytes), y2 = pool.stream_alloca(qa, bytes), z = pool.stream_alloca(qa, bytes);
+    auto y3 = pool.stream_alloca(qb, bytes);
     if (!x || !y2 || !z || !y3) return fail("alloca", (!x ? x : !y2 ? y2 : !z ? z : y3).error_value());
     // Fresh memory: the host may write it at once (x->mapped is set).
     auto* xs = static_cast<float*>(x->mapped);
@@ -159,10 +159,10 @@ int main() {
     add.dispatch(c3, add.make_set(s3), &p1, groups);
     c3.end();
     if (auto r = qa.submit({{&s_b, 1}}, {{&s_a, 2}}, {c3}); !r) return fail("stage 3", r.error_value());
-    if (auto s = pool.deallocate(qa, *y3); !s) return fail("dealloca y3", s.error_value());
+    if (auto s = pool.stream_dealloca(qa, *y3); !s) return fail("dealloca y3", s.error_value());
 
     // Stage 4 (b, after s_a = 2): w = z - x, in memory that may be y3's.
-    auto w = pool.allocate(qb, bytes);
+    auto w = pool.stream_alloca(qb, bytes);
     if (!w) return fail("alloca w", w.error_value());
     const vk::DescriptorBufferInfo s4[] = {range(*z), range(*x), range(*w)};
     vk::CommandBuffer c4 = commands.begin();
@@ -204,8 +204,8 @@ int main() {
     std::printf("tracker: queue a retired to epoch %llu, queue b to %llu\n",
                 static_cast<unsigned long long>(tracker.retired_epoch(qa.axis())),
                 static_cast<unsigned long long>(tracker.retired_epoch(qb.axis())));
-    for (auto* b2 : {&*x, &*y2, &*z}) (void)pool.deallocate(qa, *b2);
-    (void)pool.deallocate(qb, *w);
+    for (auto* b2 : {&*x, &*y2, &*z}) (void)pool.stream_dealloca(qa, *b2);
+    (void)pool.stream_dealloca(qb, *w);
     (void)pool.remove_queue(qa);
     (void)pool.remove_queue(qb);
     dev.stop_waiter();

@@ -554,25 +554,25 @@ TEST_CASE("vulkan: buffers from the pool are reused by knowledge, after a fence,
   REQUIRE(pool.add_queue(q1));
   REQUIRE(pool.add_queue(q2));
 
-  auto b1 = pool.allocate(q1, size);
+  auto b1 = pool.stream_alloca(q1, size);
   REQUIRE(b1);
   CHECK(b1->block.path == causal::pool_path::fresh);
   CHECK(b1->mapped != nullptr);  // fresh: nothing else ever used it
   REQUIRE(q1.submit({}, {}, {fill(f.commands(), b1->handle, b1->offset, b1->size, 0x11)}));
-  REQUIRE(pool.deallocate(q1, *b1));
+  REQUIRE(pool.stream_dealloca(q1, *b1));
 
   // Same queue: its own FIFO proves the death frontier.
-  auto b2 = pool.allocate(q1, size);
+  auto b2 = pool.stream_alloca(q1, size);
   REQUIRE(b2);
   CHECK(b2->block.path == causal::pool_path::knowledge);
   CHECK(b2->offset == b1->offset);
   REQUIRE(q1.submit({}, {}, {fill(f.commands(), b2->handle, b2->offset, b2->size, 0x22)}));
-  REQUIRE(pool.deallocate(q1, *b2));
-  REQUIRE_FALSE(pool.deallocate(q1, *b2));  // double free: rejected
+  REQUIRE(pool.stream_dealloca(q1, *b2));
+  REQUIRE_FALSE(pool.stream_dealloca(q1, *b2));  // double free: rejected
 
   // Another queue, nothing polled: one device wait on q1's timeline goes
   // into q2's next batch.
-  auto b3 = pool.allocate(q2, size);
+  auto b3 = pool.stream_alloca(q2, size);
   REQUIRE(b3);
   CHECK(b3->block.path == causal::pool_path::fenced);
   CHECK(pool.stats().waits_issued == 1);
@@ -586,23 +586,23 @@ TEST_CASE("vulkan: buffers from the pool are reused by knowledge, after a fence,
   CHECK(static_cast<const std::uint32_t*>(*p3)[0] == 0x33);
   CHECK(static_cast<const std::uint32_t*>(*p3)[size / 4 - 1] == 0x33);
   CHECK(pool.host_access(q1, *b3).error_value().code() == causal::errc::invalid_argument);
-  REQUIRE(pool.deallocate(q2, *b3));
+  REQUIRE(pool.stream_dealloca(q2, *b3));
 
   // Back on q1 once q2's work has retired (finish() polled): free reuse by
   // completion, without importing q2's frontier.
-  auto b4 = pool.allocate(q1, size);
+  auto b4 = pool.stream_alloca(q1, size);
   REQUIRE(b4);
   CHECK(b4->block.path == causal::pool_path::completion);
   CHECK(b4->mapped != nullptr);  // the device was seen to finish with it
   CHECK(q1.knowledge().epoch_of(q2.axis()) == 0);
   // Nothing fits now: a clear error, nothing changes.
-  auto none = pool.allocate(q2, size);
+  auto none = pool.stream_alloca(q2, size);
   REQUIRE_FALSE(none);
   CHECK(none.error_value().code() == causal::errc::resource_exhausted);
-  auto huge = pool.allocate(q2, 2 * size);
+  auto huge = pool.stream_alloca(q2, 2 * size);
   REQUIRE_FALSE(huge);
   CHECK(huge.error_value().code() == causal::errc::capacity_exceeded);
-  REQUIRE(pool.deallocate(q1, *b4));
+  REQUIRE(pool.stream_dealloca(q1, *b4));
   REQUIRE(f.finish());
   REQUIRE(pool.remove_queue(q1));
   REQUIRE(pool.remove_queue(q2));
@@ -618,15 +618,15 @@ TEST_CASE("vulkan: a pool range reused while earlier device work may still use i
   constexpr vk::DeviceSize size = 1024;
   causal::vulkan::buffer_pool pool(f.device(), size, vk::BufferUsageFlagBits::eTransferDst);
   REQUIRE(pool.setup_status());
-  auto first = pool.allocate(q, size);
+  auto first = pool.stream_alloca(q, size);
   REQUIRE(first);
   REQUIRE(first->mapped != nullptr);
   REQUIRE(q.submit({{&gate, 1}}, {}, {fill(f.commands(), first->handle, first->offset, first->size, 0x5a)}));
-  REQUIRE(pool.deallocate(q, *first));
+  REQUIRE(pool.stream_dealloca(q, *first));
   // Reused by the queue's knowledge: its next submission is ordered after
   // the fill, but the fill has not run (it waits for the gate). A host
   // pointer now would let the host write under the device's write.
-  auto again = pool.allocate(q, size);
+  auto again = pool.stream_alloca(q, size);
   REQUIRE(again);
   CHECK(again->block.path == causal::pool_path::knowledge);
   CHECK(again->mapped == nullptr);
@@ -638,7 +638,7 @@ TEST_CASE("vulkan: a pool range reused while earlier device work may still use i
   auto ready = pool.host_access(q, *again, clock_type::now() + std::chrono::seconds(20));
   REQUIRE(ready);
   CHECK(static_cast<const std::uint32_t*>(*ready)[0] == 0x5a);  // the fill is done
-  REQUIRE(pool.deallocate(q, *again));
+  REQUIRE(pool.stream_dealloca(q, *again));
   REQUIRE(f.finish());
 }
 
@@ -685,9 +685,9 @@ TEST_CASE("vulkan: the pool's arena is shared CONCURRENT by the queue families i
     CHECK(sharing::asked_mode == VK_SHARING_MODE_CONCURRENT);
     CHECK(sharing::asked_families == std::vector<std::uint32_t>{0, 1});
     CHECK(pool.sharing_mode() == VK_SHARING_MODE_CONCURRENT);
-    auto b = pool.allocate(q, 64);
+    auto b = pool.stream_alloca(q, 64);
     REQUIRE(b);
-    REQUIRE(pool.deallocate(q, *b));
+    REQUIRE(pool.stream_dealloca(q, *b));
   }
   {
     const std::uint32_t only[] = {0, 0};  // duplicates are one family
@@ -701,7 +701,7 @@ TEST_CASE("vulkan: the pool's arena is shared CONCURRENT by the queue families i
     const std::uint32_t other[] = {1};
     causal::vulkan::buffer_pool pool(f.device(), 1024, usage, host, other);
     REQUIRE(pool.setup_status());
-    auto refused = pool.allocate(q, 64);  // q is of family 0
+    auto refused = pool.stream_alloca(q, 64);  // q is of family 0
     REQUIRE_FALSE(refused);
     CHECK(refused.error_value().code() == causal::errc::invalid_argument);
     CHECK(pool.live_count() == 0);

@@ -370,7 +370,7 @@ class checker {
   struct view {
     std::array<const vclock*, 4> c{};
     std::size_t n = 0;
-    int r = 0;
+    std::size_t r = 0;
     void add(const vclock* k) {
       if (k != nullptr) c[n++] = k;
     }
@@ -386,7 +386,7 @@ class checker {
     return static_cast<std::uint32_t>(rs.pool.size() - 1);
   }
 
-  std::uint32_t snapshot_of(int r, const std::array<vclock, stage_count>& in, std::uint32_t& cached) {
+  std::uint32_t snapshot_of(std::size_t r, const std::array<vclock, stage_count>& in, std::uint32_t& cached) {
     if (cached != none) return cached;
     snapshot s;
     for (std::size_t i = 0; i < stage_count; ++i) s.c[i] = intern(rs_[r], in[i]);
@@ -395,7 +395,7 @@ class checker {
     return cached;
   }
 
-  const vclock& clock_at(int r, std::uint32_t id) const { return rs_[r].pool[id]; }
+  const vclock& clock_at(std::size_t r, std::uint32_t id) const { return rs_[r].pool[id]; }
 
   //===-- membership -------------------------------------------------------===//
 
@@ -460,7 +460,7 @@ class checker {
     return any_entry(v, ow.target, [&](const detail::clock_entry& e) { return (e.spsrc & ow.dst_set) != 0; });
   }
 
-  view action_view(int r, std::uint32_t c, stage y) const {
+  view action_view(std::size_t r, std::uint32_t c, stage y) const {
     const cmd_info& ci = cmds_[c];
     view v;
     v.r = r;
@@ -479,7 +479,7 @@ class checker {
     return v;
   }
 
-  const vclock& union_in(int r, const cmd_info& ci) const {
+  const vclock& union_in(std::size_t r, const cmd_info& ci) const {
     const std::uint64_t key = (static_cast<std::uint64_t>(ci.snap_q[r]) << 32) | ci.snap_s[r];
     auto& cache = union_cache_[r];
     if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -491,7 +491,7 @@ class checker {
     return cache.emplace(key, std::move(u)).first->second;
   }
 
-  view owner_view(int r, std::uint32_t o) const {
+  view owner_view(std::size_t r, std::uint32_t o) const {
     view v;
     v.r = r;
     v.add(&clock_at(r, owners_[o].k[r]));
@@ -507,11 +507,11 @@ class checker {
   void enter_subpass(queue_state& q, std::uint32_t j);
   void finish_subpass(queue_state& q);
   void end_rp(queue_state& q);
-  vclock dep_clock(int r, const queue_state& q, const subpass_dependency& d) const;
+  vclock dep_clock(std::size_t r, const queue_state& q, const subpass_dependency& d) const;
   std::uint32_t make_owner(bool is_dep, std::uint32_t command, std::uint32_t target, stage_set dst,
                            const std::array<vclock, 2>& k, std::uint32_t fb_rp, bool by_region = false);
 
-  void on_in_changed(queue_state& q, int r, bool subpass) {
+  void on_in_changed(queue_state& q, std::size_t r, bool subpass) {
     if (subpass) {
       q.in_s_snap[r] = none;
     } else {
@@ -524,11 +524,11 @@ class checker {
   void check_invalidate(const record& inv);
   void check_transition(const record& t);
   void check_events(std::uint32_t c, const command& cmd);
-  bool visible(const record& w, int r, std::uint32_t target_owner_or_none, const view& target_view,
+  bool visible(const record& w, std::size_t r, std::uint32_t target_owner_or_none, const view& target_view,
                std::uint32_t target_cmd, stage target_stage, access_type target_acc,
                bool need_invalidate, const memory_range& ov) const;
-  bool writer_before_owner(const record& w, int r, std::uint32_t o) const;
-  static int pick(std::uint32_t a_rp, std::uint32_t b_rp) {
+  bool writer_before_owner(const record& w, std::size_t r, std::uint32_t o) const;
+  static std::size_t pick(std::uint32_t a_rp, std::uint32_t b_rp) {
     return (a_rp != none && a_rp == b_rp) ? 1 : 0;
   }
   void add_record(const record& rec) {
@@ -730,7 +730,7 @@ inline void checker::record_action(const command& c, std::uint32_t id) {
   ci.in_rp = q.in_rp;
   ci.local = q.in_rp ? q.sp_scopes[q.subpass] : q.qout;
   ci.rp_instance = q.in_rp ? q.rp_instance : none;
-  for (int r = 0; r < 2; ++r) {
+  for (std::size_t r = 0; r < 2; ++r) {
     ci.snap_q[r] = snapshot_of(r, q.in[r], q.in_snap[r]);
     if (q.in_rp) ci.snap_s[r] = snapshot_of(r, q.in_s[r], q.in_s_snap[r]);
     // out[Y] gains pred((c, Y)) = In[Y] u In[TOP]; out[BOTTOM] gains all.
@@ -808,7 +808,7 @@ inline std::uint32_t checker::make_owner(bool is_dep, std::uint32_t command, std
   o.target = target;
   o.dst_set = dst;
   o.fb_rp = fb_rp;
-  for (int r = 0; r < 2; ++r) o.k[r] = intern(rs_[r], k[r]);
+  for (std::size_t r = 0; r < 2; ++r) o.k[r] = intern(rs_[r], k[r]);
   owners_.push_back(o);
   return static_cast<std::uint32_t>(owners_.size() - 1);
 }
@@ -838,7 +838,7 @@ inline void checker::record_sync(const command& c, std::uint32_t id) {
   }
 
   std::array<vclock, 2> k;
-  for (int r = 0; r < 2; ++r) {
+  for (std::size_t r = 0; r < 2; ++r) {
     const bool edges = !(r == 0 && ci.by_region);  // strict drops a by-region barrier's own edges
     vclock& K = k[r];
     auto& in = q.in[r];
@@ -892,7 +892,7 @@ inline void checker::record_sync(const command& c, std::uint32_t id) {
   }
   ci.idx = ++q.idx;
 
-  for (int r = 0; r < 2; ++r) {
+  for (std::size_t r = 0; r < 2; ++r) {
     const bool edges = !(r == 0 && ci.by_region);
     const vclock& K = clock_at(r, ci.k[r]);
     // A-side: later sync commands consume (b, DST, X) for every X.
@@ -919,7 +919,7 @@ inline void checker::record_sync(const command& c, std::uint32_t id) {
 
   if (chain != 0) {
     std::array<vclock, 2> ck;
-    for (int r = 0; r < 2; ++r) {
+    for (std::size_t r = 0; r < 2; ++r) {
       ck[r] = clock_at(r, ci.k[r]);
       detail::raise(ck[r].at(chain).every, ci.chain_pos);
     }
@@ -927,7 +927,7 @@ inline void checker::record_sync(const command& c, std::uint32_t id) {
   }
   if (c.kind == command_kind::signal_semaphore) {
     std::array<std::uint32_t, 2> ids{};
-    for (int r = 0; r < 2; ++r) {
+    for (std::size_t r = 0; r < 2; ++r) {
       vclock s = clock_at(r, ci.k[r]);
       detail::raise(s.at(q.qall).every, ci.idx);
       ids[r] = intern(rs_[r], s);
@@ -1005,7 +1005,7 @@ inline void checker::begin_rp(const command& c, std::uint32_t id) {
   q.sp_scopes.clear();
   for (std::uint32_t i = 0; i < c.subpass_count; ++i) q.sp_scopes.push_back(new_scope());
   q.end_scope = new_scope();
-  for (int r = 0; r < 2; ++r) {
+  for (std::size_t r = 0; r < 2; ++r) {
     q.rp_begin_out[r] = q.out[r];
     q.sp_dst[r].clear();
   }
@@ -1021,7 +1021,7 @@ inline void checker::begin_rp(const command& c, std::uint32_t id) {
   enter_subpass(q, 0);
 }
 
-inline checker::vclock checker::dep_clock(int r, const queue_state& q, const subpass_dependency& d) const {
+inline checker::vclock checker::dep_clock(std::size_t r, const queue_state& q, const subpass_dependency& d) const {
   vclock k;
   if (r == 0 && d.by_region) return k;
   const stage_set src = extract_stages(d.src_stages);
@@ -1045,9 +1045,9 @@ inline void checker::enter_subpass(queue_state& q, std::uint32_t j) {
   }
   std::vector<std::array<vclock, 2>> kd(arriving.size());
   for (std::size_t i = 0; i < arriving.size(); ++i) {
-    for (int r = 0; r < 2; ++r) kd[i][r] = dep_clock(r, q, deps_[arriving[i]].d);
+    for (std::size_t r = 0; r < 2; ++r) kd[i][r] = dep_clock(r, q, deps_[arriving[i]].d);
   }
-  for (int r = 0; r < 2; ++r) {
+  for (std::size_t r = 0; r < 2; ++r) {
     for (std::size_t x = 0; x < stage_count; ++x) {
       vclock in;
       for (std::size_t i = 0; i < arriving.size(); ++i) {
@@ -1093,7 +1093,7 @@ inline void checker::enter_subpass(queue_state& q, std::uint32_t j) {
 }
 
 inline void checker::finish_subpass(queue_state& q) {
-  for (int r = 0; r < 2; ++r) {
+  for (std::size_t r = 0; r < 2; ++r) {
     std::array<vclock, stage_count> d;
     for (std::size_t x = 0; x < stage_count; ++x) {
       d[x] = q.in_s[r][x];
@@ -1110,9 +1110,9 @@ inline void checker::end_rp(queue_state& q) {
     const subpass_dependency& d = deps_[di].d;
     if (d.dst != subpass_external) continue;
     std::array<vclock, 2> kd;
-    for (int r = 0; r < 2; ++r) kd[r] = dep_clock(r, q, d);
+    for (std::size_t r = 0; r < 2; ++r) kd[r] = dep_clock(r, q, d);
     const stage_set dst = extract_stages(d.dst_stages);
-    for (int r = 0; r < 2; ++r) {
+    for (std::size_t r = 0; r < 2; ++r) {
       if (r == 0 && d.by_region) continue;
       for (std::size_t x = 0; x < stage_count; ++x) {
         if ((dst >> x & 1u) == 0) continue;
@@ -1145,7 +1145,7 @@ inline void checker::end_rp(queue_state& q) {
     }
   }
   q.in_rp = false;
-  for (int r = 0; r < 2; ++r) q.joined_s[r] = none;
+  for (std::size_t r = 0; r < 2; ++r) q.joined_s[r] = none;
 }
 
 //===-- queries -------------------------------------------------------------===//
@@ -1169,7 +1169,7 @@ inline bool checker::valid(point p) const noexcept {
 
 inline bool checker::happens_before(point a, point b, relation rel) const {
   if (!valid(a) || !valid(b)) return false;
-  const int r = static_cast<int>(rel);
+  const auto r = static_cast<std::size_t>(rel);
   if (a.command == b.command) {
     if (a.where == point::part::stage) {
       return (a.stage == stage::top_of_pipe && b.stage != stage::top_of_pipe) ||
@@ -1192,7 +1192,7 @@ inline bool checker::happens_before(point a, point b, relation rel) const {
 //===-- hazards -------------------------------------------------------------===//
 
 // Does writer `w` precede the flush position of owner `o`?
-inline bool checker::writer_before_owner(const record& w, int r, std::uint32_t o) const {
+inline bool checker::writer_before_owner(const record& w, std::size_t r, std::uint32_t o) const {
   const view ov = owner_view(r, o);
   if (w.t == record::type::transition) {
     return owners_[w.owner].command == owners_[o].command || owner_member(w.owner, ov);
@@ -1204,7 +1204,7 @@ inline bool checker::writer_before_owner(const record& w, int r, std::uint32_t o
 // w < F < I < target, matching w's and the target's stage/access and
 // covering `ov`? `target_owner` is set when the target is a transition
 // (owner's own flushes count; no invalidate needed).
-inline bool checker::visible(const record& w, int r, std::uint32_t target_owner, const view& tv,
+inline bool checker::visible(const record& w, std::size_t r, std::uint32_t target_owner, const view& tv,
                              std::uint32_t target_cmd, stage target_stage, access_type target_acc,
                              bool need_invalidate, const memory_range& ov) const {
   (void)target_cmd;
@@ -1265,7 +1265,7 @@ inline void checker::check_access(std::uint32_t c, const memory_access& x, std::
   std::array<view, 2> views{action_view(0, c, x.stage), action_view(1, c, x.stage)};
   for_overlapping(x.mem, [&](const record& p) {
     if (p.command == c) return;
-    const int r = pick(p.fb_rp, x_fb);
+    const std::size_t r = pick(p.fb_rp, x_fb);
     const view& v = views[r];
     const memory_range ov = overlap(p.mem, x.mem);
     hazard h;
@@ -1280,7 +1280,7 @@ inline void checker::check_access(std::uint32_t c, const memory_access& x, std::
         const bool trans = p.t == record::type::transition;
         h.first_stages = trans ? 0 : static_cast<stage_set>(1u << static_cast<unsigned>(p.st));
         h.first_access = trans ? 0 : bit(p.acc);
-        const int rr = trans ? 0 : r;
+        const std::size_t rr = trans ? 0 : r;
         const view& vv = views[rr];
         const bool ordered = trans ? owner_member(p.owner, vv) : act_member(p.command, p.st, vv);
         if (!ordered) {
@@ -1302,7 +1302,7 @@ inline void checker::check_access(std::uint32_t c, const memory_access& x, std::
         break;
       case record::type::invalidate: {
         if (!x.write()) break;
-        const int ri = pick(p.fb_rp, x_fb);
+        const std::size_t ri = pick(p.fb_rp, x_fb);
         if (!owner_member(p.owner, views[ri])) {
           h.kind = hazard_kind::write_invalidate_race;
           h.first_stages = p.stages;
@@ -1334,7 +1334,7 @@ inline void checker::check_invalidate(const record& inv) {
       }
       return;
     }
-    const int r = pick(p.fb_rp, inv.fb_rp);
+    const std::size_t r = pick(p.fb_rp, inv.fb_rp);
     h.first_stages = static_cast<stage_set>(1u << static_cast<unsigned>(p.st));
     h.first_access = bit(p.acc);
     if (!act_member(p.command, p.st, owner_view(r, inv.owner))) {

@@ -43,7 +43,7 @@ class reference_graph {
  public:
   explicit reference_graph(const stream& s) : s_(s) {
     layout();
-    for (int r = 0; r < 2; ++r) {
+    for (std::size_t r = 0; r < 2; ++r) {
       edges(r);
       close(r);
     }
@@ -53,7 +53,7 @@ class reference_graph {
   [[nodiscard]] bool happens_before(point a, point b, relation rel = relation::strict) const {
     const std::uint32_t na = node_of(a), nb = node_of(b);
     if (na == none || nb == none) return false;
-    return before(static_cast<int>(rel), na, nb);
+    return before(static_cast<std::size_t>(rel), na, nb);
   }
 
   /// Every hazard, sorted.
@@ -212,7 +212,7 @@ class reference_graph {
     }
   }
 
-  void edge(int r, std::uint32_t a, std::uint32_t b) {
+  void edge(std::size_t r, std::uint32_t a, std::uint32_t b) {
     succ_[r][a].push_back(b);
     ++edge_total_;
   }
@@ -229,7 +229,7 @@ class reference_graph {
   }
   bool node_cmd(std::uint32_t i) const { return lay_[i].base != none; }
 
-  void edges(int r) {
+  void edges(std::size_t r) {
     succ_[r].assign(n_, {});
     const auto& cs = s_.commands;
     const std::uint32_t nc = static_cast<std::uint32_t>(cs.size());
@@ -344,12 +344,12 @@ class reference_graph {
       const rp_layout& rp = rps_[p];
       for (std::size_t k = 0; k < rp.sp_base.size(); ++k) {
         const std::uint32_t sb = rp.sp_base[k];
-        for (std::size_t x = 0; x < S; ++x) edge(r, sb + static_cast<std::uint32_t>(x), sb + S + static_cast<std::uint32_t>(x));
+        for (std::size_t x = 0; x < S; ++x) edge(r, sb + static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(sb + S + x));
         for (std::uint32_t a = rp.begin + 1; a < rp.end; ++a) {
           if (!node_cmd(a) || lay_[a].queue != rp.queue || lay_[a].subpass != k) continue;
           for (std::size_t x = 0; x < S; ++x) {
             edge(r, sb + static_cast<std::uint32_t>(x), in_node(a, x));
-            edge(r, out_node(a, x), sb + S + static_cast<std::uint32_t>(x));
+            edge(r, out_node(a, x), static_cast<std::uint32_t>(sb + S + x));
           }
         }
       }
@@ -366,7 +366,7 @@ class reference_graph {
                 if (node_cmd(a) && lay_[a].queue == rp.queue) edge(r, out_node(a, x), db);
               }
             } else {
-              edge(r, rp.sp_base[d.src] + S + static_cast<std::uint32_t>(x), db);
+              edge(r, static_cast<std::uint32_t>(rp.sp_base[d.src] + S + x), db);
             }
           }
           if ((dst >> x & 1u) != 0) {
@@ -383,7 +383,7 @@ class reference_graph {
     }
   }
 
-  void close(int r) {
+  void close(std::size_t r) {
     const std::size_t words = (n_ + 63) / 64;
     pred_[r].assign(n_ * words, 0);
     std::vector<std::uint32_t> indeg(n_, 0);
@@ -410,7 +410,7 @@ class reference_graph {
     cyclic_ = cyclic_ || done != n_;
   }
 
-  bool before(int r, std::uint32_t a, std::uint32_t b) const {
+  bool before(std::size_t r, std::uint32_t a, std::uint32_t b) const {
     const std::size_t words = (n_ + 63) / 64;
     return (pred_[r][b * words + a / 64] >> (a % 64) & 1u) != 0;
   }
@@ -461,7 +461,7 @@ class reference_graph {
         }
       }
     }
-    auto rel = [](std::uint32_t a, std::uint32_t b) { return (a != none && a == b) ? 1 : 0; };
+    auto rel = [](std::uint32_t a, std::uint32_t b) { return (a != none && a == b) ? std::size_t{1} : std::size_t{0}; };
     // access vs access
     for (std::size_t i = 0; i < accs.size(); ++i) {
       for (std::size_t j = 0; j < accs.size(); ++j) {
@@ -471,7 +471,7 @@ class reference_graph {
         if (!p.a.write() && !x.a.write()) continue;
         if (!overlaps(p.a.mem, x.a.mem)) continue;
         const memory_range ov = overlap(p.a.mem, x.a.mem);
-        const int r = rel(p.fb, x.fb);
+        const std::size_t r = rel(p.fb, x.fb);
         const bool ordered = before(r, p.node, x.node);
         if (p.a.write()) {
           if (!ordered) {
@@ -521,7 +521,7 @@ class reference_graph {
           }
         } else {  // invalidate
           if (!p.a.write()) continue;
-          const int r = rel(p.fb, it.fb_rp);
+          const std::size_t r = rel(p.fb, it.fb_rp);
           if (p_first) {
             if (!before(r, p.node, it.node)) {
               if (it.mem.is_global()) continue;
@@ -600,7 +600,7 @@ class reference_graph {
   bool inv_matches(const item& i, stage s, access_type a, const memory_range& ov) const {
     return i.t == item::type::invalidate && contains(i.stages, s) && (i.accs & bit(a)) != 0 && is_subset(ov, i.mem);
   }
-  bool flushed_and_invalidated(int r, std::uint32_t w, stage ws, access_type wa, std::uint32_t x, stage xs,
+  bool flushed_and_invalidated(std::size_t r, std::uint32_t w, stage ws, access_type wa, std::uint32_t x, stage xs,
                                access_type xa, const memory_range& ov) const {
     for (const item& f : items_) {
       if (!flush_matches(f, ws, wa, ov) || !before(r, w, f.node)) continue;
@@ -610,13 +610,13 @@ class reference_graph {
     }
     return false;
   }
-  bool flushed_before(int r, std::uint32_t w, stage ws, access_type wa, std::uint32_t target, const memory_range& ov) const {
+  bool flushed_before(std::size_t r, std::uint32_t w, stage ws, access_type wa, std::uint32_t target, const memory_range& ov) const {
     for (const item& f : items_) {
       if (flush_matches(f, ws, wa, ov) && before(r, w, f.node) && before(r, f.node, target)) return true;
     }
     return false;
   }
-  bool invalidated_after(int r, std::uint32_t t, std::uint32_t x, stage xs, access_type xa, const memory_range& ov) const {
+  bool invalidated_after(std::size_t r, std::uint32_t t, std::uint32_t x, stage xs, access_type xa, const memory_range& ov) const {
     for (const item& i : items_) {
       if (inv_matches(i, xs, xa, ov) && before(r, t, i.node) && before(r, i.node, x)) return true;
     }

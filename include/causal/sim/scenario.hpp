@@ -147,9 +147,9 @@ struct scenario {
   std::optional<speculation_desc> speculation;
 
   /// The index of the operation called `name`, if any.
-  [[nodiscard]] std::optional<std::size_t> find_op(std::string_view name) const {
+  [[nodiscard]] std::optional<std::size_t> find_op(std::string_view op_name) const {
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].name == name) return i;
+      if (ops[i].name == op_name) return i;
     }
     return std::nullopt;
   }

@@ -230,6 +230,12 @@ class basic_queue {
 /// A CPU queue over causal::semaphore, any number of operations in flight.
 using queue = basic_queue<>;
 
+/// The death-frontier block pool (<causal/pool.hpp>) over CPU queues: what
+/// stream_alloca / stream_dealloca take. Register each queue's progress
+/// timeline with it so that it can fence reuse of a block another queue
+/// freed.
+using block_pool = basic_block_pool<queue::core_type>;
+
 }  // namespace cpu
 
 CAUSAL_END_NAMESPACE

@@ -3,7 +3,7 @@
 //
 // buffer_pool: vk::Buffer ranges backed by one VkDeviceMemory arena and
 // handed out by a death-frontier block pool, with stream-ordered
-// alloca/dealloca on Vulkan causal queues (DESIGN §6).
+// alloca/dealloca on Vulkan causal queues (docs/buffers.md).
 //
 // Model. The pool allocates one VkDeviceMemory of `quota` bytes and binds
 // one VkBuffer over all of it; a `vulkan::buffer` is a range of that buffer
@@ -13,14 +13,14 @@
 // otherwise host_access(q, b) waits on the queue's epoch timeline until the
 // earlier uses are done and then hands the pointer out. Which ranges are free, and when
 // a freed range may be reused by which queue, is decided by
-// `causal::basic_block_pool` over the queue cores. (The stream-ordered
-// alloca/dealloca of DESIGN §6 are named allocate/deallocate here: glibc
-// defines `alloca` as a macro.)
-//   deallocate(q, b) frees b at q's current position: its death frontier is
-//                   q's knowledge and its producer entry (q.axis, q.epoch).
-//                   Every use of b must be in q's submissions so far, or
-//                   ordered before them by their waits.
-//   allocate(q, n)  returns a range q's *next* submission may use: reused
+// `causal::basic_block_pool` over the queue cores. The stream-ordered pair
+// has the names it has on the CPU queue, stream_alloca / stream_dealloca
+// (never plain `alloca`, which glibc defines as a macro).
+//   stream_dealloca(q, b) frees b at q's current position: its death
+//                   frontier is q's knowledge and its producer entry
+//                   (q.axis, q.epoch). Every use of b must be in q's
+//                   submissions so far, or ordered before them by their waits.
+//   stream_alloca(q, n) returns a range q's *next* submission may use: reused
 //                   for free when q's knowledge (or the completion tracker,
 //                   or the freeing queue's epoch timeline) proves the death
 //                   frontier; carved fresh; or reused after device waits on
@@ -31,21 +31,21 @@
 // buffer is VK_SHARING_MODE_CONCURRENT over the queue families it serves
 // (all of the device's unless the constructor names some), so ranges pass
 // between queues of different families without ownership transfers;
-// allocate refuses a queue of another family.
+// stream_alloca refuses a queue of another family.
 //
 // Thread safety: every member may be called concurrently (an internal mutex,
 //                then the queue's lock, in that order).
 // Memory order:  as <causal/pool.hpp>; reuse by completion reads the tracker
 //                and the timelines with acquire loads.
 // Blocking/allocation: the constructor allocates device memory and creates
-//                the buffer; allocate/deallocate never allocate or block beyond
+//                the buffer; stream_alloca/stream_dealloca never allocate or block beyond
 //                the two locks; host_access blocks (until its deadline)
 //                while earlier device work may still use the range.
 // Size:          the block pool (~16 KiB for 64 blocks) plus ~100 bytes.
 // Configuration: basic_block_pool<queue::core_type> defaults (64 blocks, 16
 //                timelines); quota, usage, memory properties and the queue
 //                families served at construction.
-// See also:      ../shared/DESIGN.md §6, <causal/pool.hpp>,
+// See also:      docs/buffers.md, <causal/pool.hpp>,
 //                <causal/adapters/vulkan/queue.hpp>.
 #pragma once
 
@@ -163,11 +163,11 @@ class buffer_pool {
   /// so host writes through it would race. Errors: as
   /// basic_block_pool::acquire, an unusable pool, or a queue of another
   /// device (`invalid_argument`).
-  result<buffer> allocate(queue& q, vk::DeviceSize size) noexcept {
+  result<buffer> stream_alloca(queue& q, vk::DeviceSize size) noexcept {
     if (!setup_) return setup_.error_value();
-    if (&q.owner() != device_) return error{errc::invalid_argument, "allocate: queue of another device"};
+    if (&q.owner() != device_) return error{errc::invalid_argument, "stream_alloca: queue of another device"};
     if (!serves_family(q.hardware().family())) {
-      return error{errc::invalid_argument, "allocate: the queue's family is not one the pool was made for",
+      return error{errc::invalid_argument, "stream_alloca: the queue's family is not one the pool was made for",
                    q.hardware().family()};
     }
     std::lock_guard lock(mutex_);
@@ -221,8 +221,8 @@ class buffer_pool {
   /// everything q has submitted is proven done for the reusing queue.
   /// Errors: as basic_block_pool::release (a stale, foreign or double free;
   /// `q` holding submissions on the host), or a queue of another device.
-  status deallocate(queue& q, const buffer& b) noexcept {
-    if (&q.owner() != device_) return error{errc::invalid_argument, "deallocate: queue of another device"};
+  status stream_dealloca(queue& q, const buffer& b) noexcept {
+    if (&q.owner() != device_) return error{errc::invalid_argument, "stream_dealloca: queue of another device"};
     std::lock_guard lock(mutex_);
     return q.with_core([&](queue::core_type& core) { return pool_.release(b.block, core); });
   }

@@ -50,7 +50,7 @@
 // Configuration: device_options (submit path, synchronization2, external
 //                semaphore fds, completion tracker, proc-addr loader, queue
 //                teardown deadline).
-// See also:      ../shared/DESIGN.md §4, §5 and §10,
+// See also:      docs/semaphores.md and docs/queues.md and docs/adapters.md,
 //                <causal/adapters/vulkan/semaphore.hpp>,
 //                <causal/adapters/vulkan/queue.hpp>, adapters/vulkan/README.md.
 #pragma once
@@ -75,7 +75,7 @@
 
 CAUSAL_BEGIN_NAMESPACE
 
-/// The Vulkan adapter (DESIGN §10). Named `vulkan`, not `vk`, so that `vk::`
+/// The Vulkan adapter (docs/adapters.md). Named `vulkan`, not `vk`, so that `vk::`
 /// inside it still means Vulkan-Hpp.
 namespace vulkan {
 

@@ -22,7 +22,7 @@
 // its backend contract — a queue's operations complete in epoch order — and
 // what makes an elided wait safe: the wait was implied by an earlier batch
 // of this queue, and the barrier orders the *whole* batch after it, not just
-// its first command buffer (DESIGN §5 and §10).
+// its first command buffer (docs/queues.md and docs/adapters.md).
 //
 // Held batches (shared vk::Queues). Several causal queues may share one
 // vk::Queue (lavapipe exposes one). A batch that waits for a value whose
@@ -46,7 +46,7 @@
 // the timeline and the queue's tracker axis fail with the error. Running
 // later batches instead would let their frontiers, which carry this queue's
 // axis, claim the dropped operation, and a consumer could elide its wait on
-// the failed value and run on data that was never produced (DESIGN §5).
+// the failed value and run on data that was never produced (docs/queues.md).
 //
 // Completion. Every batch signals the queue's own timeline semaphore with its
 // epoch. device::poll() (or the waiter thread) reads it, reaches the timeline
@@ -77,7 +77,7 @@
 //                command_list::capacity (8 command buffers per operation),
 //                backend::max_waits (32 device waits per batch),
 //                backend::inline_held (16 batches held without allocating).
-// See also:      ../shared/DESIGN.md §5 and §10, <causal/queue.hpp>,
+// See also:      docs/queues.md and docs/adapters.md, <causal/queue.hpp>,
 //                <causal/adapters/vulkan/device.hpp>,
 //                <causal/adapters/vulkan/semaphore.hpp>.
 #pragma once
@@ -245,7 +245,7 @@ class backend {
     batch& b = next_;
     // The epoch timeline is not announced on its host half (that would
     // cost a frontier copy per submit): polls reach it with the producer
-    // entry alone, which proves the queue's whole past (FIFO, DESIGN §3).
+    // entry alone, which proves the queue's whole past (FIFO, docs/frontiers.md).
     add_signal(b, timeline_, b.epoch);
     status out;
     if (held_.empty() && sendable(b)) {

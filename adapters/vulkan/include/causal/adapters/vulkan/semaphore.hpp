@@ -6,7 +6,7 @@
 // signal the Vulkan half while host code and wait elision read the host half.
 //
 // Model. The host half is a `causal::semaphore` (payload + frontier
-// history, DESIGN §4); the device half is a VkSemaphore. Values flow:
+// history, docs/semaphores.md); the device half is a VkSemaphore. Values flow:
 //   device -> host  a queue that submits a signal of v announces it on the
 //                   host half (submit_signal, with the frontier it carries)
 //                   and notes v as *issued*; when the device counter passes
@@ -39,7 +39,7 @@
 // Size:          the host semaphore (~3 KiB) plus ~250 bytes.
 // Configuration: semaphore_options (initial value, scope, external,
 //                exportable); the host half is causal::semaphore.
-// See also:      ../shared/DESIGN.md §4 and §10, <causal/semaphore.hpp>,
+// See also:      docs/semaphores.md and docs/adapters.md, <causal/semaphore.hpp>,
 //                <causal/adapters/vulkan/device.hpp>,
 //                <causal/adapters/vulkan/queue.hpp>.
 #pragma once
@@ -501,7 +501,7 @@ class semaphore : private causal::semaphore {
     while (done < issued_.size() && issued_[done] <= c) {
       const std::uint64_t v = issued_[done++];
       // device_signal: a value that does not increase means the device
-      // broke the promised order; that fails the semaphore (DESIGN §4).
+      // broke the promised order; that fails the semaphore (docs/semaphores.md).
       if (v > base::value()) (void)base::device_signal(v);
     }
     issued_.pop_front(done);
