@@ -21,8 +21,8 @@
 //                     causal's queues (counter `device_waits`) vs one event
 //                     wait per edge (`edges`), and the time to run it.
 // Why it matters: the wait/signal pair is the hot path of every cross-queue
-// dependency (DESIGN §5, §10); elision removes waits, the primitive sets the
-// price of the ones left.
+// dependency (docs/queues.md, docs/adapters.md); elision removes waits,
+// the primitive sets the price of the ones left.
 // How to run: meson setup -Dbenchmarks=enabled -Dcuda=enabled; then
 //   meson test -C <build> --benchmark --suite cuda --verbose
 // or run cuda_stream_sync_bench directly (--benchmark_format=json).

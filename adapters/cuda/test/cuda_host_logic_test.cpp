@@ -14,6 +14,7 @@
 #include <causal/adapters/cuda/pool.hpp>
 #include <causal/completion.hpp>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
@@ -119,6 +120,8 @@ TEST_CASE("cuda stream queue: a host signal reaches a device waiter through the 
           "[cuda][relay]") {
   fake_fixture f;
   auto& q = f.make_queue();
+  // Enqueued ahead of their signals: a stream left waiting on a word.
+  REQUIRE(q.backend().set_waits_before_signal(true));
   auto& gate = f.make_semaphore();
   auto& out = f.make_semaphore();
   REQUIRE(q.submit({{&gate, 2}}, {{&out, 1}}, f.op(1)));
@@ -352,6 +355,8 @@ TEST_CASE("cuda stream queue: a stream stuck behind a failed semaphore fails the
           "[cuda][failure]") {
   fake_fixture f;
   auto& q = f.make_queue();
+  // Enqueued ahead of their signals: a stream left waiting on a word.
+  REQUIRE(q.backend().set_waits_before_signal(true));
   auto& upstream = f.make_semaphore();
   auto& a = f.make_semaphore();
   auto& b = f.make_semaphore();
@@ -433,8 +438,10 @@ TEST_CASE("cuda device pool: stream-ordered blocks in one arena, reused by death
   auto c = q2.stream_alloca(pool, 512);
   REQUIRE(c);
   CHECK(c->block.path == causal::pool_path::fenced);
-  CHECK(dev.calls("wait_value64") == waits + 1);
+  // Staged: enqueued with the next operation (its signal, q1's progress
+  // write, is already on q1's stream).
   REQUIRE(q2.submit({}, {}, f.op(3)));
+  CHECK(dev.calls("wait_value64") == waits + 1);
   REQUIRE(f.finish());
   CHECK(f.log() == std::vector<int>{1, 2, 3});
   CHECK(progress1.value() == 2);
@@ -502,6 +509,8 @@ TEST_CASE("cuda stream queue: a failed queue drains its stream before destroying
     const std::uint64_t* upstream_word = upstream->device_word();
     {
       causal::cuda::stream_queue q(axes.allocate(0, causal::domain::queue).value(), ctx);
+      // Enqueued ahead of their signals: a stream left waiting on a word.
+      REQUIRE(q.backend().set_waits_before_signal(true));
       REQUIRE(q.submit({{upstream.get(), 1}}, {{&out, 1}}, causal::cuda::stream_operation::marker()));
       CHECK(dev.commands_on(upstream_word) == 1);  // the wait-value, not yet run
       REQUIRE(upstream->fail(causal::error{errc::device_lost, "test: upstream lost"}));
@@ -533,6 +542,8 @@ TEST_CASE("cuda stream queue: a word is never reused while a stream may still wa
   REQUIRE(ctx.setup_status());
   causal::axis_allocator axes;
   causal::cuda::stream_queue q(axes.allocate(0, causal::domain::queue).value(), ctx);
+  // Enqueued ahead of their signals: a stream left waiting on a word.
+  REQUIRE(q.backend().set_waits_before_signal(true));
   auto gate = std::make_unique<causal::cuda::semaphore>(ctx);
   causal::cuda::semaphore other(ctx);
   causal::cuda::semaphore out(ctx);
@@ -571,6 +582,8 @@ TEST_CASE("cuda stream queue: waits of a failed submission are not charged to th
   REQUIRE(ctx.setup_status());
   causal::axis_allocator axes;
   causal::cuda::stream_queue q(axes.allocate(0, causal::domain::queue).value(), ctx);
+  // Enqueued ahead of their signals: a stream left waiting on a word.
+  REQUIRE(q.backend().set_waits_before_signal(true));
   causal::cuda::semaphore gate(ctx);
   causal::cuda::semaphore other(ctx);
   causal::cuda::semaphore out(ctx);
@@ -656,6 +669,9 @@ TEST_CASE("cuda stream queue: teardown drains a stream that waits on another str
       axes.allocate(0, causal::domain::queue).value(), ctx);
   auto consumer = std::make_unique<causal::cuda::stream_queue>(
       axes.allocate(0, causal::domain::queue).value(), ctx);
+  // Enqueued ahead of their signals: streams left waiting on words.
+  REQUIRE(producer->backend().set_waits_before_signal(true));
+  REQUIRE(consumer->backend().set_waits_before_signal(true));
   REQUIRE(producer->submit({{&upstream, 1}}, {{&middle, 1}}, causal::cuda::stream_operation::marker()));
   REQUIRE(consumer->submit({{&middle, 1}}, {{&out, 1}}, causal::cuda::stream_operation::marker()));
   REQUIRE(upstream.fail(causal::error{errc::device_lost, "test: upstream lost"}));
@@ -759,6 +775,8 @@ TEST_CASE("cuda stream queue: a sticky device error fails the queue; teardown do
     const std::uint32_t gate_index = gate->word_index();
     {
       causal::cuda::stream_queue q(axes.allocate(0, causal::domain::queue).value(), ctx);
+      // Enqueued ahead of their signals: a stream left waiting on a word.
+      REQUIRE(q.backend().set_waits_before_signal(true));
       REQUIRE(q.submit({{gate.get(), 1}}, {{&out, 1}}, causal::cuda::stream_operation::marker()));
       dev.make_sticky(700);  // cudaErrorIllegalAddress: the context is gone
       const causal::status st = q.synchronize();
@@ -787,6 +805,8 @@ TEST_CASE("cuda stream queue: synchronize does not block on an operation behind 
   fake_fixture f;
   auto& dev = f.env().device;
   auto& q = f.make_queue();
+  // Enqueued ahead of their signals: a stream left waiting on a word.
+  REQUIRE(q.backend().set_waits_before_signal(true));
   auto& first = f.make_semaphore();
   auto& doomed = f.make_semaphore();
   auto& a = f.make_semaphore();
@@ -803,4 +823,74 @@ TEST_CASE("cuda stream queue: synchronize does not block on an operation behind 
   f.pump();
   CHECK(a.value() == 1);
   CHECK(f.log() == std::vector<int>{1});
+}
+
+TEST_CASE("cuda stream queue: a wait issued before its signal is held on the host, so streams "
+          "that share a hardware queue cannot deadlock",
+          "[cuda][memory_ops][deadlock]") {
+  fake_fixture f;
+  auto& dev = f.env().device;
+  dev.connections = 1;  // every stream on one hardware queue
+  dev.sync_hang_guard = std::chrono::milliseconds(3000);  // only stops a hang
+  auto& waiter = f.make_queue();
+  auto& signaller = f.make_queue();
+  auto& s = f.make_semaphore();
+  auto& out = f.make_semaphore();
+  // Enqueued now, the wait would sit at the head of the shared hardware
+  // queue, ahead of the signal it waits for.
+  REQUIRE(waiter.submit({{&s, 1}}, {{&out, 1}}, f.op(1)));
+  CHECK(dev.calls("wait_value64") == 0);
+  CHECK(waiter.backend().held() == 1);
+  CHECK(waiter.backend().issued().held_operations == 1);
+  // An operation submitted after a held one is held behind it (FIFO).
+  auto& later = f.make_semaphore();
+  REQUIRE(waiter.submit({}, {{&later, 1}}, f.op(3)));
+  CHECK(waiter.backend().held() == 2);
+  // Announced is not sent: the signal is written by the stream's next command.
+  REQUIRE(signaller.submit({}, {{&s, 1}}, f.op(2)));
+  CHECK(s.sent(1));
+  REQUIRE(waiter.pump());  // the signal is sent: both are issued, behind it
+  CHECK(waiter.backend().held() == 0);
+  CHECK(dev.calls("wait_value64") == 1);
+  REQUIRE(waiter.synchronize());
+  REQUIRE(signaller.synchronize());
+  CHECK(dev.blocked_syncs() == 0);
+  CHECK(out.value() == 1);
+  CHECK(later.value() == 1);
+  CHECK(f.log() == std::vector<int>{2, 1, 3});
+  REQUIRE(f.finish());
+}
+
+TEST_CASE("cuda stream queue: a held operation whose wait fails is dropped, and teardown drops "
+          "what is still held",
+          "[cuda][memory_ops][failure]") {
+  fake_fixture f;
+  auto& dev = f.env().device;
+  SECTION("the wait's semaphore fails") {
+    auto& q = f.make_queue();
+    auto& gate = f.make_semaphore();
+    auto& out = f.make_semaphore();
+    REQUIRE(q.submit({{&gate, 1}}, {{&out, 1}}, f.op(1)));
+    REQUIRE(gate.fail(causal::error{errc::device_lost, "test: gate"}));
+    (void)q.poll();
+    CHECK(out.failed());
+    CHECK(q.backend().held() == 0);
+    CHECK(q.backend().in_flight() == 0);  // never reached the stream: gone
+    CHECK(dev.calls("wait_value64") == 0);
+    CHECK(dev.calls("launch_host_func") == 0);
+    CHECK(f.log().empty());
+  }
+  SECTION("the queue is destroyed while holding") {
+    causal::cuda::semaphore gate(f.context());
+    causal::cuda::semaphore out(f.context());
+    {
+      causal::axis_allocator axes;
+      causal::cuda::stream_queue q(axes.allocate(0, causal::domain::queue).value(), f.context());
+      REQUIRE(q.submit({{&gate, 1}}, {{&out, 1}}, f.op(1)));
+    }  // no wait on the stream: teardown does not block
+    CHECK(dev.blocked_syncs() == 0);
+    REQUIRE(out.failed());
+    CHECK(out.failure()->code() == errc::cancelled);
+    CHECK(f.log().empty());
+  }
 }

@@ -27,7 +27,7 @@
 // Configuration: CAUSAL_CUDA_USE_HIP (0: CUDA, the default; 1: HIP). TU-
 //                global: every TU of a program must agree. Probe with
 //                CAUSAL_CUDA_IS_HIP().
-// See also:      ../shared/DESIGN.md §10, <causal/adapters/cuda/driver.hpp>.
+// See also:      docs/adapters.md, <causal/adapters/cuda/driver.hpp>.
 #pragma once
 
 #include <causal/config.hpp>

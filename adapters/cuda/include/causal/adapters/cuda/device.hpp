@@ -58,7 +58,7 @@
 // Size:          ~10.6 KiB (the two event tables and the per-word wait
 //                counts and release values dominate).
 // Configuration: word_capacity (512: one 4 KiB page), event_capacity (256).
-// See also:      ../shared/DESIGN.md §10, <causal/adapters/cuda/driver.hpp>,
+// See also:      docs/adapters.md, <causal/adapters/cuda/driver.hpp>,
 //                <causal/adapters/cuda/semaphore.hpp>.
 #pragma once
 

@@ -39,7 +39,7 @@
 //                stream_synchronize blocks). Nothing here allocates.
 // Size:          ~30 pointers.
 // Configuration: CAUSAL_CUDA_USE_HIP (<causal/adapters/cuda/api.hpp>).
-// See also:      ../shared/DESIGN.md §10, <causal/adapters/cuda/api.hpp>,
+// See also:      docs/adapters.md, <causal/adapters/cuda/api.hpp>,
 //                <causal/adapters/cuda/device.hpp>.
 #pragma once
 

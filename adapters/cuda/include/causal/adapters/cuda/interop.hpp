@@ -15,7 +15,7 @@
 // reached v, e.g. from vkGetSemaphoreCounterValue) advances the host
 // semaphore with signal_external: those values are *tainted* — waits on
 // them import a tainted frontier and are never elided — until a witnessed
-// signal heals the watermark (DESIGN §4).
+// signal heals the watermark (docs/semaphores.md).
 //
 // Thread safety: the handle is immutable; observe() may be called from any
 //                thread (the semaphore's contract).
@@ -24,7 +24,7 @@
 //                call the runtime once.
 // Size:          three pointers.
 // Configuration: Semaphore (the host semaphore type).
-// See also:      ../shared/DESIGN.md §4 and §10, <causal/semaphore.hpp>,
+// See also:      docs/semaphores.md, docs/adapters.md, <causal/semaphore.hpp>,
 //                <causal/adapters/cuda/stream_queue.hpp>.
 #pragma once
 

@@ -27,7 +27,7 @@
 // Size:          the block pool (~16 KiB for 64 blocks) plus ~64 bytes.
 // Configuration: Queue (a basic_stream_queue), MaxBlocks (default 64);
 //                quota and alignment (default 256) at construction.
-// See also:      ../shared/DESIGN.md §6, <causal/pool.hpp>,
+// See also:      docs/buffers.md, docs/adapters.md, <causal/pool.hpp>,
 //                <causal/adapters/cuda/stream_queue.hpp>.
 #pragma once
 

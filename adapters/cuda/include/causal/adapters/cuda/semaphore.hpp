@@ -63,7 +63,7 @@
 //                bytes + ~80.
 // Configuration: Frontier, HistoryDepth, PendingCapacity (the base's);
 //                ledger_capacity (32).
-// See also:      ../shared/DESIGN.md §4 and §10, <causal/semaphore.hpp>,
+// See also:      docs/semaphores.md, docs/adapters.md, <causal/semaphore.hpp>,
 //                <causal/adapters/cuda/stream_queue.hpp>.
 #pragma once
 
@@ -163,6 +163,26 @@ class basic_semaphore : public causal::basic_semaphore<Frontier, HistoryDepth, P
     // acq_rel: the winner of false -> true owns the relay node until it
     // stores false again (release), which the next winner acquires.
     if (!relay_armed_.exchange(true, std::memory_order_acq_rel)) arm_relay();
+  }
+
+  /// Records that a stream command writing `v` (or more) into the word has
+  /// been enqueued (a CAS-max). From then on a device wait for `v` follows
+  /// its signal in enqueue order, so it cannot block the signal on a
+  /// hardware queue the two streams share (stream_queue's held waits).
+  void note_sent(std::uint64_t v) noexcept {
+    std::uint64_t seen = sent_.load(std::memory_order_relaxed);
+    // release: pairs with sent()'s acquire; the enqueue happened before.
+    while (seen < v && !sent_.compare_exchange_weak(seen, v, std::memory_order_release,
+                                                    std::memory_order_relaxed)) {
+    }
+  }
+
+  /// True when a device wait for `v` can no longer get ahead of its
+  /// signal: `v` is reached on the host, or a stream has enqueued a write
+  /// of `v` or more. A value merely *submitted* (announced) is not enough:
+  /// its queue may hold it on the host, or not have enqueued it yet.
+  [[nodiscard]] bool sent(std::uint64_t v) const noexcept {
+    return sent_.load(std::memory_order_acquire) >= v || this->value() >= v;
   }
 
   /// Writes the highest value a device wait asked for into the word, so
@@ -275,6 +295,7 @@ class basic_semaphore : public causal::basic_semaphore<Frontier, HistoryDepth, P
   timeline_word word_{};
   semaphore_timepoint relay_;
   std::atomic<std::uint64_t> wanted_{0};
+  std::atomic<std::uint64_t> sent_{0};  // highest value a stream enqueued a write of
   std::atomic<bool> relay_armed_{false};
   mutable causal::detail::spin_lock ledger_lock_;
   std::size_t ledger_count_ = 0;

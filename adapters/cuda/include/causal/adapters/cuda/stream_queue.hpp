@@ -6,15 +6,15 @@
 // that advances host semaphores and the completion tracker.
 //
 // Model. `basic_stream_queue<Mode>` is `causal::basic_queue` (which decides,
-// per wait, whether a device wait is needed at all: DESIGN §5) over a
+// per wait, whether a device wait is needed at all: docs/queues.md) over a
 // `stream_backend<Mode>` that turns what is left into stream commands:
 //
 //   memory_ops (stream_queue)  wait S >= v: cuStreamWaitValue64(word, v,
 //              GEQ); signal S := v: cuStreamWriteValue64(word, v). The
 //              device can wait before the signal exists (waits_before_signal),
-//              so host semaphores and other streams' future signals are
-//              waited for on the device (the word's host relay covers host
-//              signals). A device without 64-bit stream memory operations
+//              but a wait enqueued ahead of its signal can deadlock: see
+//              "Held operations" below. A device without 64-bit stream
+//              memory operations
 //              (CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS = 0) falls
 //              back to host signalling: the signal's value reaches the word
 //              and the host semaphore from the host completion function,
@@ -38,6 +38,28 @@
 // its own signal. In events mode such waits are held on the host (tier 3)
 // instead, and the same rule refuses the signal that would be queued
 // behind them. See detail::same_stream_guard.
+//
+// Held operations (memory-ops mode). Streams are multiplexed onto a few
+// hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8 by default; every
+// library's streams count), each running its commands in enqueue order. A
+// cuStreamWaitValue64 enqueued before the write it waits for can sit at
+// the head of a hardware queue that the signalling stream shares, ahead
+// of that write: both streams hang. So the backend enqueues a device wait
+// only once its signal is *sent* (semaphore::sent: a stream has enqueued
+// the write, or the value is reached on the host); a value merely
+// announced is not enough (its queue may hold it, or be about to enqueue
+// it on another thread). Until then the operation is *held* on the host,
+// with every later operation of the queue behind it (FIFO): it has its
+// epoch and its signals are announced, but nothing of it is on the stream.
+// submit, pump, poll and synchronize issue held operations whose waits'
+// signals have been sent since; a wait reached by then is dropped. Every
+// wait is then preceded by its signal in enqueue order, so no hardware
+// queue can deadlock. A held operation whose wait semaphore fails never
+// reaches the stream: it fails with every operation after it (sticky, as
+// below), and the destructor fails what is still held (`cancelled`).
+// set_waits_before_signal(true) restores enqueue-ahead, for streams known
+// to have hardware queues of their own, or waits only the host signals
+// (the relay covers those).
 //
 // Completion. After each submission the backend enqueues one host function
 // (cudaLaunchHostFunc; hipStreamAddCallback on HIP) that stores the epoch
@@ -82,7 +104,8 @@
 //                release; poll()'s load acquires it. Semaphores keep their
 //                own contract.
 // Blocking/allocation: submit, pump and poll never block and never
-//                allocate; synchronize blocks (cudaStreamSynchronize), and
+//                allocate; synchronize blocks (cudaStreamSynchronize; held
+//                operations stay held), and
 //                so does the destructor, even for a failed queue, until
 //                every command on the stream has run (a wait on a
 //                semaphore that is never signalled nor failed blocks it).
@@ -90,7 +113,7 @@
 //                in-flight ring: max_in_flight * ~900 bytes (~57 KiB).
 // Configuration: Mode (sync_mode), Semaphore (default cuda::semaphore);
 //                max_in_flight, max_waits_per_op, max_open_waits (static).
-// See also:      ../shared/DESIGN.md §5 and §10, <causal/queue.hpp>,
+// See also:      docs/queues.md, docs/adapters.md, <causal/queue.hpp>,
 //                <causal/adapters/cuda/semaphore.hpp>,
 //                <causal/adapters/cuda/device.hpp>, adapters/cuda/README.md.
 #pragma once
@@ -267,6 +290,7 @@ class stream_backend {
       owns_stream_ = static_cast<bool>(failure_);
     }
     host_signalling_ = Mode == sync_mode::memory_ops && !dev.has_memory_ops();
+    holds_ = Mode == sync_mode::memory_ops && !host_signalling_;
   }
 
   stream_backend(const stream_backend&) = delete;
@@ -305,6 +329,12 @@ class stream_backend {
     }
     if (Mode == sync_mode::memory_ops && !host_signalling_) {
       if (status g = guard_.note(s, v); !g) return g;
+      if (holds_) {
+        // Staged, not enqueued: execute() or a later resume() enqueues it
+        // once its signal is sent ("Held operations", file comment).
+        staged_[staged_count_++] = wait_record{&s, v, no_word, true};
+        return status{};
+      }
       s.request_mirror(v);
       if (status st = to_status(drv().wait_value64(stream_, s.device_word(), v), "cuStreamWaitValue64");
           !st) {
@@ -342,6 +372,7 @@ class stream_backend {
                           "synchronize)",
                           max_in_flight}};
     }
+    if (holds_) return execute_or_hold(op, epoch);
     if (op.launch != nullptr) {
       if (status s = to_status(op.launch(stream_, op.user, op.arg), "stream_operation::launch"); !s) {
         orphan_staged();
@@ -351,6 +382,7 @@ class stream_backend {
     slot& sl = ring_[(head_ + in_flight_) % max_in_flight];
     sl.epoch = epoch;
     sl.failed = false;
+    sl.held = false;
     sl.wait_count = staged_count_;
     for (std::size_t i = 0; i < staged_count_; ++i) sl.waits[i] = staged_[i];
     // Waits of failed submissions before this one: the stream passes them
@@ -362,7 +394,10 @@ class stream_backend {
     staged_count_ = 0;
     ++in_flight_;
     if (progress_ != nullptr && !host_signalling_ && Mode == sync_mode::memory_ops) {
-      (void)drv().write_value64(stream_, progress_->device_word(), epoch);
+      if (to_status(drv().write_value64(stream_, progress_->device_word(), epoch),
+                    "cuStreamWriteValue64")) {
+        progress_->note_sent(epoch);
+      }
     }
     return status{};
   }
@@ -373,9 +408,14 @@ class stream_backend {
       return status{error{errc::failed_precondition, "stream queue: signal without an operation", v}};
     }
     if (Mode == sync_mode::memory_ops && !host_signalling_) {
-      if (status st = to_status(drv().write_value64(stream_, s.device_word(), v), "cuStreamWriteValue64");
-          !st) {
-        return st;
+      // A held operation's signals are written when it is issued.
+      if (!sl.held) {
+        if (status st = to_status(drv().write_value64(stream_, s.device_word(), v),
+                                  "cuStreamWriteValue64");
+            !st) {
+          return st;
+        }
+        s.note_sent(v);
       }
     } else {
       result<api::event_t> e = dev_->acquire_event();
@@ -398,6 +438,7 @@ class stream_backend {
   status flush() noexcept {
     if (in_flight_ == 0) return status{};
     slot& sl = ring_[(head_ + in_flight_ - 1) % max_in_flight];
+    if (sl.held) return status{};  // its host function comes with its issue
     ++counters_.host_functions;
     return to_status(drv().launch_host_func(stream_, &on_complete, &sl), "cudaLaunchHostFunc");
   }
@@ -412,10 +453,18 @@ class stream_backend {
   /// complete, recycles their events, detects operations stuck behind a
   /// failed semaphore; returns the highest completed epoch.
   std::uint64_t poll() noexcept {
+    resume();
     // acquire: pairs with the release store in on_complete.
     const std::uint64_t done = completed_.load(std::memory_order_acquire);
-    while (in_flight_ != 0 && ring_[head_].epoch <= done) {
+    // A held operation that failed never reached the stream: it leaves the
+    // ring once everything before it has.
+    while (in_flight_ != 0 &&
+           (ring_[head_].epoch <= done || (ring_[head_].held && ring_[head_].failed))) {
       slot& sl = ring_[head_];
+      if (sl.held) {
+        sl.held = false;
+        --held_count_;
+      }
       // An operation whose wait was released by its semaphore's failure
       // ran on inputs never produced: fail it (and every later one).
       if (!sl.failed) {
@@ -477,6 +526,13 @@ class stream_backend {
   status drain() noexcept {
     if (stream_ == nullptr) return failure_;
     (void)poll();
+    // Held operations are dropped, never issued: their signals fail.
+    if (held_count_ != 0) {
+      fail_from(in_flight_ - held_count_,
+                error{errc::cancelled,
+                      "stream queue: destroyed while holding an operation whose waits' signals "
+                      "were not sent"});
+    }
     // Every failed word, not only this stream's: this stream may wait (an
     // event, a word) on another stream that is stuck on a failed word.
     // Then what had not completed may run on inputs that were never
@@ -547,6 +603,9 @@ class stream_backend {
   /// Device waits of failed submissions not yet attached to an operation.
   [[nodiscard]] std::size_t stray_waits() const noexcept { return stray_count_; }
   [[nodiscard]] bool in_flight_full() const noexcept { return in_flight_ == max_in_flight; }
+  /// Operations held on the host until their waits' signals are sent
+  /// (memory-ops mode; see the file comment).
+  [[nodiscard]] std::size_t held() const noexcept { return held_count_; }
   [[nodiscard]] detail::same_stream_guard<Semaphore>& guard() noexcept { return guard_; }
 
   /// What the backend issued, cumulatively.
@@ -554,8 +613,31 @@ class stream_backend {
     std::uint64_t device_waits = 0;     ///< wait-value or wait-event commands
     std::uint64_t events_recorded = 0;  ///< event records (events mode, fallback)
     std::uint64_t host_functions = 0;   ///< completion host functions
+    std::uint64_t held_operations = 0;  ///< operations held on the host before issue
   };
   [[nodiscard]] const counters& issued() const noexcept { return counters_; }
+
+  /// Memory-ops mode: true enqueues every device wait at once, even ahead
+  /// of its signal (the host relay covers host signals); false (the
+  /// default) holds an operation on the host until its waits' signals are
+  /// sent (see the file comment). Enqueue ahead only where no stream can
+  /// share a hardware queue with the one that will signal: fewer streams
+  /// on the device than CUDA_DEVICE_MAX_CONNECTIONS (8 by default),
+  /// counting every library's, or values only the host signals.
+  /// Errors: `failed_precondition` while operations are held.
+  status set_waits_before_signal(bool enqueue_ahead) noexcept {
+    if (held_count_ != 0) {
+      return status{error{errc::failed_precondition,
+                          "stream queue: operations are held; change the wait policy before "
+                          "submitting",
+                          held_count_}};
+    }
+    holds_ = Mode == sync_mode::memory_ops && !host_signalling_ && !enqueue_ahead;
+    return status{};
+  }
+  /// True when this queue holds operations until their waits' signals are
+  /// sent (memory-ops mode, unless set_waits_before_signal(true)).
+  [[nodiscard]] bool holds_unsent_waits() const noexcept { return holds_; }
 
   /// Makes `timeline` reach e when epoch e completes (written on the
   /// device in memory-ops mode, from the host otherwise); null turns it
@@ -570,11 +652,14 @@ class stream_backend {
     Semaphore* semaphore = nullptr;
     std::uint64_t value = 0;
     std::uint32_t word = no_word;  ///< the word a wait-value reads, or no_word
+    bool pending = false;          ///< held: not enqueued yet (memory-ops mode)
   };
   struct slot {
     stream_backend* owner = nullptr;
     std::uint64_t epoch = 0;
     bool failed = false;  ///< signals already failed; waiting for the stream to pass it
+    bool held = false;    ///< on the host: nothing of it enqueued yet
+    stream_operation op{};  ///< kept while held
     std::size_t wait_count = 0;
     std::size_t stray_count = 0;
     std::size_t signal_count = 0;
@@ -589,6 +674,145 @@ class stream_backend {
   static void on_complete(void* data) noexcept {
     const slot* sl = static_cast<const slot*>(data);
     sl->owner->completed_.store(sl->epoch, std::memory_order_release);
+  }
+
+  //===-- held operations (memory-ops mode) --------------------------------===//
+
+  // execute() in memory-ops mode: the operation gets its slot; it is
+  // issued at once when nothing is held before it and every wait's signal
+  // has been sent, else it stays held (FIFO) for resume().
+  status execute_or_hold(const stream_operation& op, std::uint64_t epoch) noexcept {
+    slot& sl = ring_[(head_ + in_flight_) % max_in_flight];
+    sl.epoch = epoch;
+    sl.failed = false;
+    sl.held = true;
+    sl.op = op;
+    sl.wait_count = staged_count_;
+    for (std::size_t i = 0; i < staged_count_; ++i) sl.waits[i] = staged_[i];
+    sl.stray_count = stray_count_;
+    for (std::size_t i = 0; i < stray_count_; ++i) sl.strays[i] = strays_[i];
+    stray_count_ = 0;
+    sl.signal_count = 0;
+    staged_count_ = 0;
+    ++in_flight_;
+    ++held_count_;
+    if (held_count_ == 1 && sendable(sl)) {
+      if (status s = issue_held(sl, /*with_completion=*/false); !s) {
+        take_back(sl);
+        return s;
+      }
+    } else {
+      ++counters_.held_operations;
+    }
+    return status{};
+  }
+
+  // Every wait of `sl` still to enqueue has had its signal sent (or reached).
+  static bool sendable(const slot& sl) noexcept {
+    for (std::size_t i = 0; i < sl.wait_count; ++i) {
+      const wait_record& w = sl.waits[i];
+      if (w.pending && !w.semaphore->sent(w.value)) return false;
+    }
+    return true;
+  }
+
+  // Enqueues a held operation: its waits (those not reached by now), the
+  // work, the progress word, and (with_completion: issued later than its
+  // submit) its signals and the completion host function. The slot stops
+  // being held at the first command enqueued.
+  status issue_held(slot& sl, bool with_completion) noexcept {
+    const auto mark_issued = [&]() noexcept {
+      if (sl.held) {
+        sl.held = false;
+        --held_count_;
+      }
+    };
+    for (std::size_t i = 0; i < sl.wait_count; ++i) {
+      wait_record& w = sl.waits[i];
+      if (!w.pending) continue;
+      w.pending = false;
+      Semaphore& s = *w.semaphore;
+      if (s.try_wait(w.value)) {
+        s.mirror(w.value);  // the word may lag a host signal
+        continue;
+      }
+      s.request_mirror(w.value);
+      if (status st = to_status(drv().wait_value64(stream_, s.device_word(), w.value),
+                                "cuStreamWaitValue64");
+          !st) {
+        return st;
+      }
+      mark_issued();
+      // The stream now reads the word until it passes this command.
+      w.word = s.word_index();
+      dev_->note_device_wait(w.word);
+      ++counters_.device_waits;
+    }
+    if (sl.op.launch != nullptr) {
+      if (status st = to_status(sl.op.launch(stream_, sl.op.user, sl.op.arg),
+                                "stream_operation::launch");
+          !st) {
+        return st;
+      }
+    }
+    mark_issued();
+    if (progress_ != nullptr) {
+      if (to_status(drv().write_value64(stream_, progress_->device_word(), sl.epoch),
+                    "cuStreamWriteValue64")) {
+        progress_->note_sent(sl.epoch);
+      }
+    }
+    if (!with_completion) return status{};
+    for (std::size_t i = 0; i < sl.signal_count; ++i) {
+      Semaphore& s = *sl.signals[i].semaphore;
+      if (status st = to_status(drv().write_value64(stream_, s.device_word(), sl.signals[i].value),
+                                "cuStreamWriteValue64");
+          !st) {
+        return st;
+      }
+      s.note_sent(sl.signals[i].value);
+    }
+    ++counters_.host_functions;
+    return to_status(drv().launch_host_func(stream_, &on_complete, &sl), "cudaLaunchHostFunc");
+  }
+
+  // execute() could not issue the operation it was given: it is no
+  // operation, so its slot goes; the waits it enqueued (and the strays it
+  // took) become strays again.
+  void take_back(slot& sl) noexcept {
+    if (sl.held) --held_count_;
+    sl.held = false;
+    --in_flight_;
+    stray_count_ = sl.stray_count;
+    for (std::size_t i = 0; i < sl.stray_count; ++i) strays_[i] = sl.strays[i];
+    staged_count_ = sl.wait_count;
+    for (std::size_t i = 0; i < sl.wait_count; ++i) staged_[i] = sl.waits[i];
+    sl.wait_count = 0;
+    sl.stray_count = 0;
+    orphan_staged();
+  }
+
+  // Issues held operations in order while their waits' signals have been
+  // sent. One whose wait semaphore failed, or whose issue fails, fails
+  // with every one after it (and the queue); held, they never reach the
+  // stream and leave the ring through poll().
+  void resume() noexcept {
+    while (held_count_ != 0 && failure_) {
+      const std::size_t k = in_flight_ - held_count_;
+      slot& sl = ring_[(head_ + k) % max_in_flight];
+      for (std::size_t i = 0; i < sl.wait_count; ++i) {
+        if (!sl.waits[i].pending) continue;
+        if (auto f = sl.waits[i].semaphore->failure(); f) {
+          fail_from(k, *f);
+          return;
+        }
+      }
+      if (!sendable(sl)) return;
+      if (status s = issue_held(sl, /*with_completion=*/true); !s) {
+        fail_from(k, s.error_value());
+        return;
+      }
+    }
   }
 
   // Fails the signals of every operation not yet seen complete, and the
@@ -663,6 +887,8 @@ class stream_backend {
   api::stream_t stream_;
   bool owns_stream_ = false;
   bool host_signalling_ = false;
+  bool holds_ = false;  // memory-ops mode: waits are held until their signal is sent
+  std::size_t held_count_ = 0;  // the last held_count_ ring slots are held
   status failure_{};
   Semaphore* progress_ = nullptr;
   detail::same_stream_guard<Semaphore> guard_;
