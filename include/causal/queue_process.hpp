@@ -179,10 +179,14 @@ class queue_operation {
     return op;
   }
 
-  /// A host call of a callable stored inline: `f(context)` returning
-  /// `status` or void (void means success). The callable must be trivially
-  /// copyable (capture pointers and values, not owning objects) and fit in
-  /// inline_capacity bytes, so the operation stays a plain copyable value.
+  /// A host call of a callable stored inline: `f(context)` or `f()`,
+  /// returning `status` or void (void means success). The callable must be
+  /// trivially copyable (capture pointers and values, not owning objects)
+  /// and fit in inline_capacity bytes, so the operation stays a plain
+  /// copyable value. One that may throw is called inside a try block: an
+  /// exception fails the operation (errc::failed_precondition "host call
+  /// threw an exception") like an error it returned, instead of ending the
+  /// program on a worker thread.
   template <class F>
     requires(!std::is_same_v<std::remove_cvref_t<F>, queue_operation>)
   [[nodiscard]] static queue_operation host(F&& f) noexcept {
@@ -194,21 +198,14 @@ class queue_operation {
                   "queue_operation::host: the callable is larger than inline_capacity");
     static_assert(alignof(callable) <= alignof(std::max_align_t),
                   "queue_operation::host: the callable is over-aligned");
-    static_assert(std::is_nothrow_invocable_v<callable&, const host_call_context&>,
-                  "queue_operation::host: the callable must be noexcept and take "
-                  "const host_call_context&");
+    static_assert(std::is_invocable_v<callable&, const host_call_context&> || std::is_invocable_v<callable&>,
+                  "queue_operation::host: the callable must take const host_call_context& or nothing");
     queue_operation op;
     op.kind_ = kind::host_call;
     ::new (static_cast<void*>(op.inline_)) callable(std::forward<F>(f));
     op.call_ = [](void* self, const host_call_context& context) noexcept -> status {
       auto& fn = *std::launder(reinterpret_cast<callable*>(self));
-      if constexpr (std::is_same_v<std::invoke_result_t<callable&, const host_call_context&>,
-                                   void>) {
-        fn(context);
-        return status{};
-      } else {
-        return fn(context);
-      }
+      return call_host(fn, context);
     };
     op.inline_call_ = true;
     return op;
@@ -248,6 +245,43 @@ class queue_operation {
   [[nodiscard]] block_options options() const noexcept { return options_; }
 
   /// Runs a host call (precondition: what() == kind::host_call).
+  /// Calls a host-call callable with or without the context, mapping a
+  /// void return to success and an exception (when it may throw) to an
+  /// error.
+  template <class Callable>
+  static status call_host(Callable& fn, const host_call_context& context) noexcept {
+    constexpr bool with_context = std::is_invocable_v<Callable&, const host_call_context&>;
+    const auto invoke = [&]() -> status {
+      if constexpr (with_context) {
+        if constexpr (std::is_void_v<std::invoke_result_t<Callable&, const host_call_context&>>) {
+          fn(context);
+          return status{};
+        } else {
+          return status(fn(context));
+        }
+      } else {
+        if constexpr (std::is_void_v<std::invoke_result_t<Callable&>>) {
+          fn();
+          return status{};
+        } else {
+          return status(fn());
+        }
+      }
+    };
+    constexpr bool nothrow = with_context ? std::is_nothrow_invocable_v<Callable&, const host_call_context&>
+                                          : std::is_nothrow_invocable_v<Callable&>;
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+    if constexpr (!nothrow) {
+      try {
+        return invoke();
+      } catch (...) {
+        return status{error{errc::failed_precondition, "host call threw an exception"}};
+      }
+    }
+#endif
+    return invoke();
+  }
+
   status call(const host_call_context& context) const noexcept {
     void* target = inline_call_ ? const_cast<std::byte*>(inline_) : user_data_;
     return call_(target, context);

@@ -61,10 +61,9 @@ using namespace std::chrono_literals;
 
 causal::executor_options workers(std::uint32_t n) { return causal::executor_options{.worker_count = n}; }
 
-causal::axis next_axis() {
-  static causal::axis_allocator axes;
-  return axes.allocate(0, causal::domain::queue).value();
-}
+// The default allocator, which queues built without an axis draw from too:
+// one allocator per session, so no two queues here share an axis.
+causal::axis next_axis() { return causal::default_axis_allocator().allocate(0, causal::domain::queue).value(); }
 
 }  // namespace
 
@@ -236,6 +235,36 @@ TEST_CASE("cpu queue: a failing host call fails its signals and the queue, stick
   CHECK_FALSE(untouched.failure());
   CHECK(untouched.value() == 0);
 }
+
+TEST_CASE("cpu queue: the short path -- an axis of its own, host calls without the context", "[cpu]") {
+  causal::executor ex(workers(2));
+  causal::cpu::queue a(ex), b(ex);
+  // Each queue drew a fresh, distinct axis from the default allocator.
+  CHECK(a.axis().raw() != 0);
+  CHECK(a.axis() != b.axis());
+  CHECK(causal::default_axis_allocator().allocated(0, causal::domain::queue) >= 2);
+  semaphore done;
+  int calls = 0;
+  int* c = &calls;
+  REQUIRE(a.host({}, {}, [c] { ++*c; }));  // not noexcept, no context, void
+  REQUIRE(b.host({}, {{&done, 1}}, [c]() -> status { return *c >= 0 ? status{} : status{causal::error{errc::cancelled, "x"}}; }));
+  CHECK(done.wait_for(1, 20s));
+  CHECK(a.wait_idle());
+  CHECK(calls == 1);
+}
+
+#if defined(__cpp_exceptions)
+TEST_CASE("cpu queue: a host call that throws fails its operation instead of the program", "[cpu]") {
+  causal::executor ex(workers(2));
+  causal::cpu::queue q(next_axis(), ex);
+  semaphore threw;
+  REQUIRE(q.host({}, {{&threw, 1}}, [] { throw 42; }));
+  const status s = threw.wait_for(1, 20s);
+  CHECK(s.code() == errc::failed_precondition);
+  CHECK(s.error_value().message() == "host call threw an exception");
+  CHECK(q.wait_idle().code() == errc::failed_precondition);
+}
+#endif
 
 TEST_CASE("cpu queue: with the opt-in MaxInFlight bound, a submit beyond it is refused before "
           "any effect and loses nothing",

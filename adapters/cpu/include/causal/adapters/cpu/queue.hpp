@@ -18,11 +18,14 @@
 // them as usual.
 //
 //   causal::executor ex;
-//   causal::axis_allocator axes;
-//   causal::cpu::queue q(axes.allocate(0, causal::domain::queue).value(), ex);
+//   causal::cpu::queue q(ex);  // a fresh axis of its own
 //   causal::semaphore done;
-//   q.host({}, {{&done, 1}}, [](const causal::host_call_context&) noexcept { work(); });
-//   done.wait(1);
+//   if (!q.host({}, {{&done, 1}}, [] { work(); })) return 1;
+//   if (!done.wait(1)) return 1;
+//
+// A host call is a small trivially copyable callable taking nothing or a
+// `const causal::host_call_context&` (its epoch and worker), returning void
+// or a status; one that throws fails its operation.
 //
 // Depth. Any number of operations may be in flight: the queue process's
 // ring grows by segments (and reuses them), so a pipeline submitted up
@@ -60,6 +63,7 @@
 
 #include <causal/axis.hpp>
 #include <causal/config.hpp>
+#include <causal/executor.hpp>  // the queues run on it: one include for the common case
 #include <causal/frontier.hpp>
 #include <causal/pool.hpp>
 #include <causal/queue.hpp>
@@ -72,6 +76,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <span>
+#include <type_traits>
 #include <utility>
 
 CAUSAL_BEGIN_NAMESPACE
@@ -99,6 +104,15 @@ class basic_queue {
     process_.on_fail(&fail_thunk, this);
     process_.start(executor);
   }
+
+  /// Creates the queue on a fresh axis of its own, drawn from
+  /// default_axis_allocator() (machine 0, domain queue). A program that
+  /// also hands out queue axes itself must draw them from
+  /// default_axis_allocator() too (or use another session): two
+  /// allocators of one session hand out the same axes.
+  template <class Executor>
+    requires(!std::is_same_v<std::remove_cvref_t<Executor>, causal::axis>)
+  explicit basic_queue(Executor& executor) noexcept : basic_queue(fresh_axis(), executor) {}
 
   basic_queue(const basic_queue&) = delete;
   basic_queue& operator=(const basic_queue&) = delete;
@@ -212,6 +226,12 @@ class basic_queue {
   [[nodiscard]] process_type& queue_process() noexcept { return process_; }
 
  private:
+  static causal::axis fresh_axis() noexcept {
+    const result<causal::axis> a = default_axis_allocator().allocate(0, domain::queue);
+    CAUSAL_ASSERT(a.has_value(), "cpu::queue: no queue axis left in the default allocator");
+    return a.value_or(causal::axis{});
+  }
+
   static void retire_thunk(void* self, std::uint64_t epoch) noexcept {
     static_cast<basic_queue*>(self)->core_.retire(epoch);
   }
