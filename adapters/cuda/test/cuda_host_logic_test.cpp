@@ -382,7 +382,7 @@ TEST_CASE("cuda interop: external timeline ops are stream-ordered; observed valu
   auto& q = f.make_queue();
   auto& q2 = f.make_queue();
   auto& vk = f.make_semaphore();  // stands for the Vulkan timeline here
-  causal::cuda::external_timeline<causal::cuda::semaphore> ext(f.context(), 42, vk);
+  causal::cuda::external_timeline<causal::cuda::semaphore> ext(f.context(), 42, dev.uuid_of(0), vk);
   REQUIRE(ext.setup_status());
   CHECK(dev.calls("import_timeline_fd") == 1);
   REQUIRE(q.submit({}, {}, ext.wait_op(3)));
@@ -403,9 +403,44 @@ TEST_CASE("cuda interop: external timeline ops are stream-ordered; observed valu
   REQUIRE(r);
   CHECK(q2.stats().waits_elided() == 0);
   CHECK(q2.stats().device_waits == 1);
-  causal::cuda::external_timeline<causal::cuda::semaphore> bad(f.context(), -1, vk);
+  causal::cuda::external_timeline<causal::cuda::semaphore> bad(f.context(), -1, dev.uuid_of(0), vk);
   CHECK(bad.setup_status().code() == errc::invalid_argument);
   REQUIRE(f.finish());
+}
+
+TEST_CASE("cuda interop: a semaphore is imported only from the Vulkan device that is this CUDA "
+          "device",
+          "[cuda][interop]") {
+  causal_cuda_test::fake_device dev;
+  dev.devices = 2;
+  const causal::cuda::driver_table& table = causal_cuda_test::fake_device::table();
+  causal::cuda::device_context ctx(table, 1);
+  REQUIRE(ctx.setup_status());
+  causal::cuda::semaphore host(ctx);
+  SECTION("the same UUID imports") {
+    causal::cuda::external_timeline<causal::cuda::semaphore> ext(ctx, 7, dev.uuid_of(1), host);
+    REQUIRE(ext.setup_status());
+    CHECK(dev.calls("device_uuid") == 1);
+    CHECK(dev.calls("import_timeline_fd") == 1);
+  }
+  SECTION("another device's UUID is refused before the import") {
+    // Device 0's UUID: a Vulkan instance that picked the other GPU.
+    causal::cuda::external_timeline<causal::cuda::semaphore> ext(ctx, 7, dev.uuid_of(0), host);
+    const causal::status st = ext.setup_status();
+    REQUIRE_FALSE(st);
+    CHECK(st.code() == errc::invalid_argument);
+    CHECK(std::string(st.error_value().message()).find("deviceUUID") != std::string::npos);
+    CHECK(dev.calls("import_timeline_fd") == 0);  // the fd is still the caller's
+    // Its operations fail clearly instead of waiting on nothing.
+    const causal::cuda::stream_operation op = ext.wait_op(1);
+    CHECK(op.launch(nullptr, op.user, op.arg) != 0);
+  }
+  SECTION("a UUID that cannot be read is the runtime's error") {
+    dev.fail_next("device_uuid");
+    causal::cuda::external_timeline<causal::cuda::semaphore> ext(ctx, 7, dev.uuid_of(1), host);
+    CHECK(ext.setup_status().code() == errc::device_lost);
+    CHECK(dev.calls("import_timeline_fd") == 0);
+  }
 }
 
 TEST_CASE("cuda device pool: stream-ordered blocks in one arena, reused by death frontier",
@@ -641,7 +676,7 @@ TEST_CASE("cuda device: streams and events are created on the context's device f
       if (pool.setup_status()) pool_stream_device = dev.last_stream_device();
     }
     causal::cuda::semaphore host(ctx);
-    causal::cuda::external_timeline<causal::cuda::semaphore> ext(ctx, 3, host);
+    causal::cuda::external_timeline<causal::cuda::semaphore> ext(ctx, 3, dev.uuid_of(1), host);
     if (ext.setup_status()) import_device = dev.last_import_device();
     (void)table.get_device(&current_after);
   });

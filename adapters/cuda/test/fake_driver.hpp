@@ -44,6 +44,7 @@
 
 #include <causal/adapters/cuda/driver.hpp>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -129,6 +130,15 @@ class fake_device {
   /// Hardware queues streams are multiplexed onto, round-robin by creation
   /// (CUDA_DEVICE_MAX_CONNECTIONS, default 8). Set before creating streams.
   int connections = 8;
+  /// The UUID device_uuid reports for `ordinal`: uuid_prefix, then the
+  /// ordinal in the last byte (so every fake device has its own).
+  std::array<std::uint8_t, 16> uuid_prefix{0xfa, 0xce, 0xc0, 0xda, 1, 2, 3, 4,
+                                           5, 6, 7, 8, 9, 10, 11, 0};
+  std::array<std::uint8_t, 16> uuid_of(int ordinal) const {
+    std::array<std::uint8_t, 16> u = uuid_prefix;
+    u[15] = static_cast<std::uint8_t>(ordinal);
+    return u;
+  }
   /// When nonzero, device_count answers this status (e.g. 35,
   /// cudaErrorInsufficientDriver) instead of counting.
   int device_count_status = 0;
@@ -259,6 +269,13 @@ class fake_device {
       };
       d.device_name = [](int, char* name, std::size_t size) noexcept {
         std::strncpy(name, "fake device", size);
+        return 0;
+      };
+      d.device_uuid = [](int o, std::uint8_t* uuid) noexcept {
+        if (self().enter("device_uuid")) return self().code_or(fake_error);
+        if (o < 0 || o >= self().devices) return fake_invalid_device;
+        const std::array<std::uint8_t, 16> u = self().uuid_of(o);
+        std::memcpy(uuid, u.data(), u.size());
         return 0;
       };
       d.stream_create = [](api::stream_t* s) noexcept {

@@ -73,6 +73,10 @@ struct driver_table {
   int (*mem_ops_64)(int ordinal, int* supported) noexcept = nullptr;
   /// Writes the device's name into `name` (NUL-terminated, at most `size`).
   int (*device_name)(int ordinal, char* name, std::size_t size) noexcept = nullptr;
+  /// Writes the device's 16-byte UUID (cudaDeviceProp::uuid; the value
+  /// Vulkan reports as VkPhysicalDeviceIDProperties::deviceUUID for the
+  /// same device) into `uuid`.
+  int (*device_uuid)(int ordinal, std::uint8_t* uuid) noexcept = nullptr;
 
   /// Creates a non-blocking stream (no implicit sync with the null stream).
   int (*stream_create)(api::stream_t* stream) noexcept = nullptr;
@@ -217,6 +221,12 @@ struct native {
   }
   static int device_name(int o, char* name, std::size_t size) noexcept {
     return static_cast<int>(hipDeviceGetName(name, static_cast<int>(size), o));
+  }
+  static int device_uuid(int o, std::uint8_t* uuid) noexcept {
+    hipUUID id{};
+    if (const hipError_t e = hipDeviceGetUuid(&id, o); e != hipSuccess) return static_cast<int>(e);
+    for (std::size_t i = 0; i < sizeof(id.bytes); ++i) uuid[i] = static_cast<std::uint8_t>(id.bytes[i]);
+    return 0;
   }
   static int stream_create(api::stream_t* s) noexcept {
     return static_cast<int>(hipStreamCreateWithFlags(s, hipStreamNonBlocking));
@@ -366,6 +376,14 @@ struct native {
     if (size != 0) name[i] = '\0';
     return 0;
   }
+  static int device_uuid(int o, std::uint8_t* uuid) noexcept {
+    cudaDeviceProp prop{};
+    if (const cudaError_t e = cudaGetDeviceProperties(&prop, o); e != cudaSuccess) return e;
+    for (std::size_t i = 0; i < sizeof(prop.uuid.bytes); ++i) {
+      uuid[i] = static_cast<std::uint8_t>(prop.uuid.bytes[i]);
+    }
+    return 0;
+  }
   static int stream_create(api::stream_t* s) noexcept {
     return static_cast<int>(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
   }
@@ -467,6 +485,7 @@ struct native {
     t.get_device = &n::get_device;
     t.mem_ops_64 = &n::mem_ops_64;
     t.device_name = &n::device_name;
+    t.device_uuid = &n::device_uuid;
     t.stream_create = &n::stream_create;
     t.stream_destroy = &n::stream_destroy;
     t.stream_synchronize = &n::stream_synchronize;

@@ -17,11 +17,21 @@
 // them import a tainted frontier and are never elided — until a witnessed
 // signal heals the watermark (docs/semaphores.md).
 //
+// Same device. An imported semaphore only works on the GPU that created
+// it; CUDA does not check, and on a machine with several GPUs (or a
+// Vulkan instance that picked another one) the import may succeed and the
+// waits never return. So the constructor takes the Vulkan device's
+// deviceUUID (VkPhysicalDeviceIDProperties) and compares it with this
+// context's device UUID (cudaDeviceProp::uuid) before importing: a
+// mismatch is `invalid_argument`, nothing imported, the fd still the
+// caller's.
+//
 // Thread safety: the handle is immutable; observe() may be called from any
 //                thread (the semaphore's contract).
 // Memory order:  none of its own.
-// Blocking/allocation: never blocks, never allocates; import and destroy
-//                call the runtime once.
+// Blocking/allocation: never blocks, never allocates; import reads the
+//                device's UUID and imports (two runtime calls), destroy
+//                one.
 // Size:          three pointers.
 // Configuration: Semaphore (the host semaphore type).
 // See also:      docs/semaphores.md, docs/adapters.md, <causal/semaphore.hpp>,
@@ -35,7 +45,9 @@
 #include <causal/config.hpp>
 #include <causal/result.hpp>
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 
 CAUSAL_BEGIN_NAMESPACE
 
@@ -45,15 +57,28 @@ namespace cuda {
 template <class Semaphore>
 class external_timeline {
  public:
+  /// Bytes in a device UUID (VK_UUID_SIZE, sizeof(cudaUUID_t)).
+  static constexpr std::size_t uuid_size = 16;
+
   /// Imports the timeline behind `fd` (from vkGetSemaphoreFdKHR with an
-  /// OPAQUE_FD handle of a timeline semaphore); on success the runtime owns
-  /// the fd. `host` stands for the same timeline on the host.
-  external_timeline(device_context& dev, int fd, Semaphore& host) noexcept
+  /// OPAQUE_FD handle of a timeline semaphore) created on the Vulkan
+  /// device whose VkPhysicalDeviceIDProperties::deviceUUID is
+  /// `vulkan_device_uuid`; on success the runtime owns the fd. `host`
+  /// stands for the same timeline on the host. Errors (setup_status(),
+  /// nothing imported, the fd still the caller's): the context's own
+  /// failure; `invalid_argument` for a negative fd or a UUID that is not
+  /// this context's device; the runtime's status if the UUID cannot be
+  /// read or the import fails.
+  external_timeline(device_context& dev, int fd,
+                    std::span<const std::uint8_t, uuid_size> vulkan_device_uuid,
+                    Semaphore& host) noexcept
       : dev_(&dev), host_(&host) {
     if (!dev.setup_status()) {
       setup_ = dev.setup_status();
     } else if (fd < 0) {
       setup_ = status{error{errc::invalid_argument, "external_timeline: negative fd"}};
+    } else if (status same = same_device(dev, vulkan_device_uuid); !same) {
+      setup_ = same;
     } else {
       // Imported into the current device: make ours current, from any thread.
       const scoped_device current(dev.driver(), dev.ordinal());
@@ -95,6 +120,29 @@ class external_timeline {
   }
 
  private:
+  // Whether `vulkan` names the context's device (see the file comment).
+  static status same_device(device_context& dev,
+                            std::span<const std::uint8_t, uuid_size> vulkan) noexcept {
+    if (dev.driver().device_uuid == nullptr) {
+      return status{error{errc::failed_precondition,
+                          "external_timeline: this runtime cannot report its device UUID"}};
+    }
+    std::uint8_t own[uuid_size] = {};
+    if (status st = to_status(dev.driver().device_uuid(dev.ordinal(), own), "cudaGetDeviceProperties");
+        !st) {
+      return st;
+    }
+    for (std::size_t i = 0; i < uuid_size; ++i) {
+      if (own[i] != vulkan[i]) {
+        return status{error{errc::invalid_argument,
+                            "external_timeline: the Vulkan semaphore's device (deviceUUID) is not "
+                            "this CUDA device: an import would never be signalled here",
+                            static_cast<std::uint64_t>(dev.ordinal())}};
+      }
+    }
+    return status{};
+  }
+
   static int launch_wait(api::stream_t s, void* self, std::uint64_t v) noexcept {
     auto* t = static_cast<external_timeline*>(self);
     if (!t->imported_) return detail::not_supported;
