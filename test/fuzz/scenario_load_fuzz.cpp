@@ -29,8 +29,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <string_view>
+
+#include <unistd.h>
 
 namespace {
 
@@ -62,10 +66,58 @@ void check_scenario(const causal::sim::scenario& s) {
   }
 }
 
+/// This process's scratch file for the file-reading path.
+const std::filesystem::path& scratch_file() {
+  // Removed again when the process ends normally.
+  struct scratch {
+    std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                 ("causal_scenario_fuzz_" + std::to_string(::getpid()) + ".json");
+    ~scratch() {
+      std::error_code ec;
+      std::filesystem::remove(path, ec);
+    }
+  };
+  static const scratch file;
+  return file.path;
+}
+
+/// The paths a reader of untrusted paths meets besides a good file.
+void check_odd_paths_once() {
+  static bool done = false;
+  if (done) return;
+  done = true;
+  const std::filesystem::path dir = std::filesystem::temp_directory_path();
+  for (const std::filesystem::path& p : {dir, dir / "causal_scenario_fuzz_no_such_file.json"}) {
+    const auto r = causal::sim::load_scenario_file(p.string());
+    if (r || r.error().message.empty()) fail("an odd path was not refused with a message:", p.string());
+  }
+  std::ofstream(scratch_file(), std::ios::binary | std::ios::trunc).close();
+  const auto empty = causal::sim::load_scenario_file(scratch_file().string());
+  if (empty || empty.error().message.empty()) fail("an empty file was not refused with a message");
+}
+
+/// load_scenario_file on the same bytes must agree with load_scenario.
+void check_file_path(std::string_view text, const causal::sim::parsed<causal::sim::scenario>& from_text) {
+  {
+    std::ofstream out(scratch_file(), std::ios::binary | std::ios::trunc);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (!out) return;  // no room for the scratch file: nothing to compare
+  }
+  const auto from_file = causal::sim::load_scenario_file(scratch_file().string());
+  if (static_cast<bool>(from_file) != static_cast<bool>(from_text)) fail("the file path and the text path disagree");
+  if (!from_file) {
+    if (from_file.error().message != from_text.error().message) {
+      fail("the file path gave another message:", from_file.error().message);
+    }
+    if (from_file.error().source != scratch_file().string()) fail("the file path's error does not name the file");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+  check_odd_paths_once();
   const auto json = causal::sim::parse_json(text);
   if (!json) {
     const auto& d = json.error();
@@ -73,6 +125,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (d.line == 0 || d.column == 0) fail("JSON rejection without a position");
   }
   const auto loaded = causal::sim::load_scenario(text);
+  check_file_path(text, loaded);
   if (!loaded) {
     if (loaded.error().message.empty()) fail("scenario rejection without a message");
     return 0;
