@@ -929,3 +929,24 @@ TEST_CASE("cuda stream queue: a held operation whose wait fails is dropped, and 
     CHECK(f.log().empty());
   }
 }
+
+#if CAUSAL_CUDA_IS_HIP()
+namespace {
+void hip_relay_first(void*) noexcept {}
+void hip_relay_other(void*) noexcept {}
+}  // namespace
+
+TEST_CASE("hip driver: the host-function relay keeps one function; another is refused, not run "
+          "in its place",
+          "[hip][driver]") {
+  // The real HIP runtime (no AMD GPU needed): hipStreamAddCallback's data
+  // pointer carries the operation, the one host function sits in a slot.
+  using native = causal::cuda::detail::native;
+  // Without a device the runtime answers an error; either way the first
+  // function now holds the slot.
+  (void)native::launch_host_func(nullptr, &hip_relay_first, nullptr);
+  (void)native::launch_host_func(nullptr, &hip_relay_first, nullptr);
+  CHECK(native::launch_host_func(nullptr, &hip_relay_other, nullptr) ==
+        causal::cuda::detail::not_supported);
+}
+#endif

@@ -15,9 +15,11 @@
 // linked: on CUDA they are fetched at run time with
 // cudaGetDriverEntryPointByVersion, so a binary starts, and reports "no
 // device", on a machine without libcuda. HIP exports the same operations
-// from its runtime (hipStreamWaitValue64, hipStreamWriteValue64 on memory
-// from hipMallocSignalMemory; hipStreamAddCallback stands in for a missing
-// hipLaunchHostFunc).
+// from its runtime (hipStreamWaitValue64, hipStreamWriteValue64 on the same
+// mapped pinned words, from hipHostMalloc: ROCm waits on any device-visible
+// memory with a polling kernel, and only signal memory, which the host
+// could not write as a plain word, with a CP packet; hipStreamAddCallback
+// stands in for hipLaunchHostFunc, which HIP 5.2 lacks).
 //
 // Thread safety: the wrappers are as thread-safe as the runtime calls.
 // Memory order:  none of its own.

@@ -46,6 +46,7 @@
 #include <causal/adapters/cuda/api.hpp>
 #include <causal/result.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -223,8 +224,10 @@ struct native {
     return static_cast<int>(hipDeviceGetName(name, static_cast<int>(size), o));
   }
   static int device_uuid(int o, std::uint8_t* uuid) noexcept {
+    hipDevice_t dev{};
+    if (const hipError_t e = hipDeviceGet(&dev, o); e != hipSuccess) return static_cast<int>(e);
     hipUUID id{};
-    if (const hipError_t e = hipDeviceGetUuid(&id, o); e != hipSuccess) return static_cast<int>(e);
+    if (const hipError_t e = hipDeviceGetUuid(&id, dev); e != hipSuccess) return static_cast<int>(e);
     for (std::size_t i = 0; i < sizeof(id.bytes); ++i) uuid[i] = static_cast<std::uint8_t>(id.bytes[i]);
     return 0;
   }
@@ -251,18 +254,27 @@ struct native {
   static int write_value64(api::stream_t s, std::uint64_t* w, std::uint64_t v) noexcept {
     return static_cast<int>(hipStreamWriteValue64(s, w, v, 0));
   }
-  // hipStreamAddCallback, which every HIP has, stands in for
-  // hipLaunchHostFunc. The callback gets the host function through a
-  // two-word record in the data pointer's place: the adapter only ever
-  // passes its completion thunk, so the record is static.
-  static void callback_thunk(hipStream_t, hipError_t, void* data) { relay_fn()(data); }
-  static void (*&relay_fn())(void*) noexcept {
-    static void (*fn)(void*) noexcept = nullptr;
+  // HIP 5.2 has no hipLaunchHostFunc; hipStreamAddCallback stands in. Its
+  // callback has another signature and only one data pointer, so the host
+  // function travels through one process-wide slot: the adapter only ever
+  // passes one (the stream backend's completion function). The slot is
+  // set once (a CAS from null), read with acquire on the callback thread;
+  // a different function is refused (not_supported) rather than letting
+  // one callback run another's function.
+  static std::atomic<void (*)(void*) noexcept>& relay_fn() noexcept {
+    static std::atomic<void (*)(void*) noexcept> fn{nullptr};
     return fn;
   }
+  static void callback_thunk(hipStream_t, hipError_t, void* data) {
+    // acquire: pairs with the release of the CAS in launch_host_func.
+    relay_fn().load(std::memory_order_acquire)(data);
+  }
   static int launch_host_func(api::stream_t s, void (*fn)(void*) noexcept, void* data) noexcept {
-    // Only one host function exists in the adapter (the completion thunk).
-    relay_fn() = fn;
+    void (*expected)(void*) noexcept = nullptr;
+    if (!relay_fn().compare_exchange_strong(expected, fn, std::memory_order_acq_rel) &&
+        expected != fn) {
+      return not_supported;
+    }
     return static_cast<int>(hipStreamAddCallback(s, &callback_thunk, data, 0));
   }
   static int host_alloc_mapped(void** h, std::size_t bytes) noexcept {
@@ -272,12 +284,29 @@ struct native {
   static int host_device_pointer(void** d, void* h) noexcept {
     return static_cast<int>(hipHostGetDevicePointer(d, h, 0));
   }
-  static int pool_create(api::mem_pool_t*, int) noexcept { return not_supported; }
-  static int pool_destroy(api::mem_pool_t) noexcept { return not_supported; }
-  static int malloc_from_pool_async(void**, std::size_t, api::mem_pool_t, api::stream_t) noexcept {
-    return not_supported;
+  // The stream-ordered allocator (beta in HIP 5.2; devices without it,
+  // hipDeviceAttributeMemoryPoolsSupported = 0, fail hipMemPoolCreate).
+  static int pool_create(api::mem_pool_t* pool, int ordinal) noexcept {
+    hipMemPoolProps props{};
+    props.allocType = hipMemAllocationTypePinned;
+    props.handleTypes = hipMemHandleTypeNone;
+    props.location.type = hipMemLocationTypeDevice;
+    props.location.id = ordinal;
+    return static_cast<int>(hipMemPoolCreate(pool, &props));
   }
-  static int free_async(void*, api::stream_t) noexcept { return not_supported; }
+  static int pool_destroy(api::mem_pool_t pool) noexcept {
+    return static_cast<int>(hipMemPoolDestroy(pool));
+  }
+  static int malloc_from_pool_async(void** p, std::size_t bytes, api::mem_pool_t pool,
+                                    api::stream_t s) noexcept {
+    return static_cast<int>(hipMallocFromPoolAsync(p, bytes, pool, s));
+  }
+  static int free_async(void* p, api::stream_t s) noexcept {
+    return static_cast<int>(hipFreeAsync(p, s));
+  }
+  // External semaphores: HIP 5.2 imports only binary ones (OpaqueFd,
+  // Win32, D3D12 fences); it has no timeline-semaphore handle type, so a
+  // Vulkan timeline cannot be imported: not supported.
   static int import_timeline_fd(api::external_semaphore_t*, int) noexcept { return not_supported; }
   static int destroy_external_semaphore(api::external_semaphore_t) noexcept { return not_supported; }
   static int signal_external(api::external_semaphore_t, std::uint64_t, api::stream_t) noexcept {
