@@ -7,7 +7,8 @@
 // invalidate), then one hand-built stream per rule: each hazard kind,
 // events, render passes and subpass dependencies (EXTERNAL and BY_REGION),
 // by-region barriers, semaphores across queues, layout transitions,
-// extract_stages, self-coherence inside one command, bad input, and DOT.
+// extract_stages and the logically earlier / later stages of execution
+// scopes, self-coherence inside one command, bad input, and DOT.
 // Streams are written in the text format of <causal/check/stream_text.hpp>.
 
 #include <causal/check/checker.hpp>
@@ -18,6 +19,7 @@
 #include "catch.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -99,6 +101,147 @@ TEST_CASE("check: extract_stages expands ALL_GRAPHICS and ALL_COMMANDS without T
   CHECK(contains(a, stage::transfer));
   CHECK_FALSE(contains(a, stage::top_of_pipe));
   CHECK_FALSE(contains(a, stage::bottom_of_pipe));
+}
+
+TEST_CASE("check: execution scopes add logically earlier (source) and later (destination) stages",
+          "[check][stages]") {
+  constexpr auto set_of = [](std::initializer_list<stage> stages) {
+    stage_set out = 0;
+    for (stage s : stages) out = static_cast<stage_set>(out | (1u << static_cast<unsigned>(s)));
+    return out;
+  };
+  // compute: TOP < DRAW_INDIRECT < COMPUTE_SHADER
+  CHECK(source_scope_stages(bit(stage::compute_shader)) ==
+        set_of({stage::top_of_pipe, stage::draw_indirect, stage::compute_shader}));
+  // graphics: ... GEOMETRY < EARLY_FRAGMENT_TESTS < FRAGMENT_SHADER < LATE_FRAGMENT_TESTS ...
+  CHECK(source_scope_stages(bit(stage::fragment_shader)) ==
+        set_of({stage::top_of_pipe, stage::draw_indirect, stage::vertex_input, stage::vertex_shader,
+                stage::tessellation_control_shader, stage::tessellation_evaluation_shader, stage::geometry_shader,
+                stage::early_fragment_tests, stage::fragment_shader}));
+  CHECK(destination_scope_stages(bit(stage::vertex_shader)) ==
+        set_of({stage::vertex_shader, stage::tessellation_control_shader, stage::tessellation_evaluation_shader,
+                stage::geometry_shader, stage::early_fragment_tests, stage::fragment_shader,
+                stage::late_fragment_tests, stage::color_attachment_output, stage::bottom_of_pipe}));
+  // DRAW_INDIRECT is in both the graphics and the compute pipeline.
+  const stage_set after_indirect = destination_scope_stages(bit(stage::draw_indirect));
+  CHECK(contains(after_indirect, stage::compute_shader));
+  CHECK(contains(after_indirect, stage::color_attachment_output));
+  CHECK_FALSE(contains(after_indirect, stage::transfer));
+  CHECK_FALSE(contains(after_indirect, stage::top_of_pipe));
+  // transfer: TRANSFER alone between TOP and BOTTOM.
+  CHECK(source_scope_stages(bit(stage::transfer)) == set_of({stage::top_of_pipe, stage::transfer}));
+  CHECK(destination_scope_stages(bit(stage::transfer)) == set_of({stage::transfer, stage::bottom_of_pipe}));
+  // BOTTOM as a source and TOP as a destination cover every stage; TOP as a
+  // source and BOTTOM as a destination only themselves.
+  CHECK(source_scope_stages(bit(stage::bottom_of_pipe)) == all_stages_set);
+  CHECK(destination_scope_stages(bit(stage::top_of_pipe)) == all_stages_set);
+  CHECK(source_scope_stages(bit(stage::top_of_pipe)) == set_of({stage::top_of_pipe}));
+  CHECK(destination_scope_stages(bit(stage::bottom_of_pipe)) == set_of({stage::bottom_of_pipe}));
+  CHECK(source_scope_stages(0) == 0);
+  CHECK(destination_scope_stages(0) == 0);
+}
+
+TEST_CASE("check: a source stage covers logically earlier stages (an indirect read before COMPUTE_SHADER)",
+          "[check][stages]") {
+  // Once a write-after-read race: the barrier names only COMPUTE_SHADER,
+  // but DRAW_INDIRECT is logically earlier in the compute pipeline.
+  checked t(R"(
+queue q
+dispatch q name=ind read=DRAW_INDIRECT:INDIRECT_COMMAND_READ:args[0:12] read=COMPUTE_SHADER:SHADER_READ:in write=COMPUTE_SHADER:SHADER_WRITE:out
+barrier q name=b src=COMPUTE_SHADER dst=TRANSFER
+copy q name=w read=TRANSFER:TRANSFER_READ:in write=TRANSFER:TRANSFER_WRITE:args[0:12]
+)");
+  INFO(t.report());
+  CHECK(t.hazards.empty());
+  CHECK(t.before("ind", stage::draw_indirect, "w", stage::transfer));
+  // TRANSFER is in no pipeline with DRAW_INDIRECT: a TRANSFER source stays a race.
+  checked race(R"(
+queue q
+dispatch q name=ind read=DRAW_INDIRECT:INDIRECT_COMMAND_READ:args[0:12]
+barrier q src=TRANSFER dst=COMPUTE_SHADER|TRANSFER
+dispatch q name=w write=COMPUTE_SHADER:SHADER_WRITE:args[0:12]
+)");
+  CHECK(race.kinds() == std::vector<hazard_kind>{hazard_kind::write_after_read_race});
+  // A graphics source: FRAGMENT_SHADER covers the vertex shader's read.
+  checked graphics(R"(
+queue q
+draw q name=r read=VERTEX_SHADER:SHADER_READ:buf
+barrier q src=FRAGMENT_SHADER dst=TRANSFER
+copy q name=w write=TRANSFER:TRANSFER_WRITE:buf
+)");
+  CHECK(graphics.hazards.empty());
+  // ... but not COLOR_ATTACHMENT_OUTPUT, which is logically later.
+  checked later(R"(
+queue q
+draw q name=r read=COLOR_ATTACHMENT_OUTPUT:COLOR_ATTACHMENT_READ:img
+barrier q src=FRAGMENT_SHADER dst=TRANSFER
+copy q name=w write=TRANSFER:TRANSFER_WRITE:img
+)");
+  CHECK(later.kinds() == std::vector<hazard_kind>{hazard_kind::write_after_read_race});
+}
+
+TEST_CASE("check: a destination stage covers logically later stages (indirect reads ordered by DRAW_INDIRECT)",
+          "[check][stages]") {
+  // Once a write-after-read race: the barrier's destination names only
+  // DRAW_INDIRECT, but COMPUTE_SHADER is logically later.
+  checked t(R"(
+queue q
+dispatch q name=ind read=DRAW_INDIRECT:INDIRECT_COMMAND_READ:args[0:12]
+barrier q name=b src=DRAW_INDIRECT dst=DRAW_INDIRECT
+dispatch q name=w write=COMPUTE_SHADER:SHADER_WRITE:args[0:12]
+)");
+  INFO(t.report());
+  CHECK(t.hazards.empty());
+  CHECK(t.before("ind", stage::draw_indirect, "w", stage::compute_shader));
+  // dst VERTEX_SHADER covers the fragment shader ...
+  checked fragment(R"(
+queue q
+draw q name=ind read=DRAW_INDIRECT:INDIRECT_COMMAND_READ:args[0:12]
+barrier q src=DRAW_INDIRECT dst=VERTEX_SHADER
+draw q name=w write=FRAGMENT_SHADER:SHADER_WRITE:args[0:12]
+)");
+  CHECK(fragment.hazards.empty());
+  // ... but dst FRAGMENT_SHADER does not cover the earlier vertex shader,
+  // and dst DRAW_INDIRECT does not cover TRANSFER: both stay races.
+  checked earlier(R"(
+queue q
+draw q name=ind read=DRAW_INDIRECT:INDIRECT_COMMAND_READ:args[0:12]
+barrier q src=DRAW_INDIRECT dst=FRAGMENT_SHADER
+draw q name=w write=VERTEX_SHADER:SHADER_WRITE:args[0:12]
+)");
+  CHECK(earlier.kinds() == std::vector<hazard_kind>{hazard_kind::write_after_read_race});
+  checked other_pipeline(R"(
+queue q
+dispatch q name=ind read=DRAW_INDIRECT:INDIRECT_COMMAND_READ:args[0:12]
+barrier q src=DRAW_INDIRECT dst=DRAW_INDIRECT
+copy q name=w write=TRANSFER:TRANSFER_WRITE:args[0:12]
+)");
+  CHECK(other_pipeline.kinds() == std::vector<hazard_kind>{hazard_kind::write_after_read_race});
+}
+
+TEST_CASE("check: logically ordered stages chain barriers; access scopes stay the named stages", "[check][stages]") {
+  // dst VERTEX_SHADER and src FRAGMENT_SHADER intersect (FRAGMENT_SHADER is
+  // later than VERTEX_SHADER): the two barriers chain, so the write is
+  // flushed, ordered and made visible to the copy.
+  checked chained(R"(
+queue q
+draw q name=w write=VERTEX_SHADER:SHADER_WRITE:buf
+barrier q src=VERTEX_SHADER dst=VERTEX_SHADER global=SHADER_WRITE:0
+barrier q src=FRAGMENT_SHADER dst=TRANSFER global=0:TRANSFER_READ
+copy q name=r read=TRANSFER:TRANSFER_READ:buf
+)");
+  INFO(chained.report());
+  CHECK(chained.hazards.empty());
+  // dst VERTEX_SHADER orders a fragment-shader read, but its invalidate
+  // covers only VERTEX_SHADER: ordered, not visible.
+  checked invisible(R"(
+queue q
+dispatch q name=w write=COMPUTE_SHADER:SHADER_WRITE:buf
+barrier q src=COMPUTE_SHADER dst=VERTEX_SHADER global=SHADER_WRITE:SHADER_READ
+draw q name=r read=FRAGMENT_SHADER:SHADER_READ:buf
+)");
+  CHECK(invisible.before("w", stage::compute_shader, "r", stage::fragment_shader));
+  CHECK(invisible.kinds() == std::vector<hazard_kind>{hazard_kind::read_without_visibility});
 }
 
 TEST_CASE("check: the textbook draw -> barrier(VERTEX|TRANSFER -> TOP) -> draw graph", "[check][example]") {
@@ -343,7 +486,10 @@ copy g name=after write=TRANSFER:TRANSFER_WRITE:other
   CHECK(t.before("d1", stage::fragment_shader, "after", stage::transfer));
   // d0 -> dep 0:1 -> d1's FRAGMENT -> dep 1:EXTERNAL -> after
   CHECK(t.before("d0", stage::color_attachment_output, "after", stage::transfer));
-  CHECK_FALSE(t.before("d0", stage::vertex_shader, "after", stage::transfer));
+  // VERTEX_SHADER is logically earlier than dep 0:1's COLOR_ATTACHMENT_OUTPUT;
+  // COMPUTE_SHADER is in no graphics pipeline.
+  CHECK(t.before("d0", stage::vertex_shader, "after", stage::transfer));
+  CHECK_FALSE(t.before("d0", stage::compute_shader, "after", stage::transfer));
 
   // without the 0 -> 1 dependency the attachment read races the write
   std::string no_dep = text;
@@ -401,16 +547,31 @@ queue compute
 queue gfx
 dispatch compute name=w write=COMPUTE_SHADER:SHADER_WRITE:buf
 signal compute semaphore=s value=1
-wait gfx semaphore=s value=1 stages=VERTEX_SHADER
+wait gfx semaphore=s value=1 stages=FRAGMENT_SHADER
 draw gfx name=r read=VERTEX_SHADER:SHADER_READ:buf read=FRAGMENT_SHADER:SHADER_READ:buf
 )");
   INFO(t.report());
-  CHECK(t.before("w", stage::compute_shader, "r", stage::vertex_shader));
-  // the wait blocks VERTEX_SHADER only: FRAGMENT_SHADER of r may run early
-  CHECK_FALSE(t.before("w", stage::compute_shader, "r", stage::fragment_shader));
+  CHECK(t.before("w", stage::compute_shader, "r", stage::fragment_shader));
+  // the wait blocks FRAGMENT_SHADER and later stages: VERTEX_SHADER of r may run early
+  CHECK_FALSE(t.before("w", stage::compute_shader, "r", stage::vertex_shader));
   REQUIRE(t.hazards.size() == 1);
   CHECK(t.hazards[0].kind == hazard_kind::read_after_write_race);
-  CHECK(t.hazards[0].second_stages == (1u << 7));
+  CHECK(t.hazards[0].second_stages == (1u << 3));
+
+  // A wait at VERTEX_SHADER also blocks the logically later FRAGMENT_SHADER,
+  // but its invalidate covers only the stage it names.
+  checked vertex(R"(
+queue compute
+queue gfx
+dispatch compute name=w write=COMPUTE_SHADER:SHADER_WRITE:buf
+signal compute semaphore=s value=1
+wait gfx semaphore=s value=1 stages=VERTEX_SHADER
+draw gfx name=r read=VERTEX_SHADER:SHADER_READ:buf read=FRAGMENT_SHADER:SHADER_READ:buf
+)");
+  CHECK(vertex.before("w", stage::compute_shader, "r", stage::fragment_shader));
+  REQUIRE(vertex.hazards.size() == 1);
+  CHECK(vertex.hazards[0].kind == hazard_kind::read_without_visibility);
+  CHECK(vertex.hazards[0].second_stages == (1u << 7));
 
   checked none(R"(
 queue compute

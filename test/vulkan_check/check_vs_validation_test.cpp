@@ -4,8 +4,8 @@
 // check_vs_validation: the hazard checker (<causal/check/checker.hpp>)
 // against the Khronos synchronization validation layer, the last proof
 // item of issue 10. Each scenario is one small list of steps (compute
-// dispatches, buffer copies, pipeline barriers, command-buffer
-// boundaries) that is turned two ways: into causal::check's command model,
+// dispatches, direct or indirect, buffer copies, pipeline barriers,
+// command-buffer boundaries) that is turned two ways: into causal::check's command model,
 // which the checker judges, and into real commands recorded on a VkQueue
 // (Mesa lavapipe here) under VK_LAYER_KHRONOS_validation with
 // synchronization validation, whose SYNC-HAZARD-* messages a debug
@@ -23,6 +23,11 @@
 // write one storage buffer (with no barrier, or with an execution-only
 // one), which the checker does report; that scenario is marked
 // `layer_blind` and only the checker's verdict is asserted for it.
+//
+// The layer agrees with the checker on logically earlier and later stages
+// (a source COMPUTE_SHADER covers an indirect dispatch's DRAW_INDIRECT read,
+// a destination DRAW_INDIRECT covers a later COMPUTE_SHADER write, TRANSFER
+// covers neither): the four indirect-dispatch scenarios.
 //
 // The stage and access bits of the command model are Vulkan 1.0's, so the
 // masks of a step go to both sides unchanged (static_asserts below).
@@ -69,10 +74,12 @@ namespace ck = causal::check;
 
 // The command model passes Vulkan's bit values through.
 static_assert(ck::bit(ck::stage::top_of_pipe) == VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT);
+static_assert(ck::bit(ck::stage::draw_indirect) == VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT);
 static_assert(ck::bit(ck::stage::compute_shader) == VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
 static_assert(ck::bit(ck::stage::transfer) == VK_PIPELINE_STAGE_TRANSFER_BIT);
 static_assert(ck::bit(ck::stage::bottom_of_pipe) == VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT);
 static_assert(ck::all_commands_bit == VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+static_assert(ck::bit(ck::access_type::indirect_command_read) == VK_ACCESS_INDIRECT_COMMAND_READ_BIT);
 static_assert(ck::bit(ck::access_type::shader_read) == VK_ACCESS_SHADER_READ_BIT);
 static_assert(ck::bit(ck::access_type::shader_write) == VK_ACCESS_SHADER_WRITE_BIT);
 static_assert(ck::bit(ck::access_type::transfer_read) == VK_ACCESS_TRANSFER_READ_BIT);
@@ -80,11 +87,16 @@ static_assert(ck::bit(ck::access_type::transfer_write) == VK_ACCESS_TRANSFER_WRI
 
 //===-- scenarios -----------------------------------------------------------===//
 
-constexpr std::uint32_t buffer_count = 4;   // A, B, C, D
+constexpr std::uint32_t buffer_count = 5;   // A, B, C, D, E
 constexpr std::uint32_t buffer_bytes = 512;
 constexpr std::uint32_t half = buffer_bytes / 2;
-constexpr const char* buffer_names[buffer_count] = {"A", "B", "C", "D"};
-enum : std::uint32_t { A, B, C, D };
+constexpr const char* buffer_names[buffer_count] = {"A", "B", "C", "D", "E"};
+enum : std::uint32_t { A, B, C, D, E };
+/// Every buffer starts as {2, 1, 1, 0, ...} (written by the host before
+/// any submission), so any of them can hold an indirect dispatch's group
+/// counts: 2 x 64 invocations cover the 128 words of a buffer, and the
+/// copies and dispatches of a scenario keep the words small.
+constexpr std::uint32_t indirect_args_bytes = 12;
 
 /// Bytes [offset, offset+size) of buffer `buffer`.
 struct span {
@@ -99,9 +111,11 @@ struct buffer_barrier {
   span where;
 };
 
-enum class op { dispatch, copy, barrier, next_command_buffer };
+enum class op { dispatch, dispatch_indirect, copy, barrier, next_command_buffer };
 
 /// One step. dispatch: copy_words reads `in`, writes `out` (COMPUTE_SHADER).
+/// dispatch_indirect: the same, its group counts read from `args`
+/// (INDIRECT_COMMAND_READ at DRAW_INDIRECT).
 /// copy: vkCmdCopyBuffer `in` -> `out` (TRANSFER). barrier: a pipeline
 /// barrier, with a global memory barrier when `global` and any buffer
 /// barriers. next_command_buffer: end this command buffer and submit the
@@ -110,6 +124,7 @@ struct step {
   op kind = op::dispatch;
   span in{};
   span out{};
+  span args{};
   ck::stage_mask src_stages = 0;
   ck::stage_mask dst_stages = 0;
   bool global = false;
@@ -119,6 +134,9 @@ struct step {
 };
 
 step dispatch(span in, span out) { return {.kind = op::dispatch, .in = in, .out = out}; }
+step dispatch_indirect(span args, span in, span out) {
+  return {.kind = op::dispatch_indirect, .in = in, .out = out, .args = {args.buffer, args.offset, indirect_args_bytes}};
+}
 step copy(span in, span out) { return {.kind = op::copy, .in = in, .out = out}; }
 step barrier(ck::stage_mask src, ck::stage_mask dst) {
   return {.kind = op::barrier, .src_stages = src, .dst_stages = dst};
@@ -135,6 +153,7 @@ step with_buffer(step s, ck::access_mask src, ck::access_mask dst, span where) {
 }
 step next_command_buffer() { return {.kind = op::next_command_buffer}; }
 
+constexpr ck::stage_mask draw_indirect = ck::bit(ck::stage::draw_indirect);
 constexpr ck::stage_mask compute = ck::bit(ck::stage::compute_shader);
 constexpr ck::stage_mask transfer = ck::bit(ck::stage::transfer);
 constexpr ck::access_mask shader_read = ck::bit(ck::access_type::shader_read);
@@ -150,7 +169,7 @@ struct scenario {
 };
 
 std::vector<scenario> scenarios() {
-  const span a{A}, b{B}, c{C}, d{D};
+  const span a{A}, b{B}, c{C}, d{D}, e{E};
   return {
       {"dispatch writes B, dispatch reads B, no barrier",
        {dispatch(a, b), dispatch(b, c)}, true},
@@ -194,6 +213,17 @@ std::vector<scenario> scenarios() {
        false},
       {"copy writes B, barrier TRANSFER->COMPUTE TRANSFER_WRITE->SHADER_READ on D only, dispatch reads B",
        {copy(a, b), with_buffer(barrier(transfer, compute), transfer_write, shader_read, d), dispatch(b, c)}, true},
+      // Logically earlier and later stages (issue 22, item 1): COMPUTE_SHADER
+      // as a source covers DRAW_INDIRECT, DRAW_INDIRECT as a destination
+      // covers COMPUTE_SHADER; TRANSFER is in neither's pipeline.
+      {"indirect dispatch reads args in E, execution-only COMPUTE->TRANSFER barrier, copy writes E",
+       {dispatch_indirect(e, a, c), barrier(compute, transfer), copy(b, e)}, false},
+      {"indirect dispatch reads args in E, execution-only DRAW_INDIRECT->DRAW_INDIRECT barrier, dispatch writes E",
+       {dispatch_indirect(e, a, c), barrier(draw_indirect, draw_indirect), dispatch(b, e)}, false},
+      {"indirect dispatch reads args in E, execution-only TRANSFER->COMPUTE barrier, dispatch writes E",
+       {dispatch_indirect(e, a, c), barrier(transfer, compute), dispatch(b, e)}, true},
+      {"indirect dispatch reads args in E, execution-only DRAW_INDIRECT->DRAW_INDIRECT barrier, copy writes E",
+       {dispatch_indirect(e, a, c), barrier(draw_indirect, draw_indirect), copy(b, e)}, true},
   };
 }
 
@@ -221,6 +251,13 @@ ck::stream to_stream(const scenario& sc) {
         c.kind = ck::command_kind::action;
         c.label += "_dispatch";
         c.accesses = {{ck::stage::compute_shader, ck::access_type::shader_read, range_of(st.in)},
+                      {ck::stage::compute_shader, ck::access_type::shader_write, range_of(st.out)}};
+        break;
+      case op::dispatch_indirect:
+        c.kind = ck::command_kind::action;
+        c.label += "_dispatch_indirect";
+        c.accesses = {{ck::stage::draw_indirect, ck::access_type::indirect_command_read, range_of(st.args)},
+                      {ck::stage::compute_shader, ck::access_type::shader_read, range_of(st.in)},
                       {ck::stage::compute_shader, ck::access_type::shader_write, range_of(st.out)}};
         break;
       case op::copy:
@@ -508,13 +545,24 @@ class buffer_set {
       buffers_[i] = device_.createBuffer(vk::BufferCreateInfo(
           {}, buffer_bytes,
           vk::BufferUsageFlagBits::eStorageBuffer | vk::BufferUsageFlagBits::eTransferSrc |
-              vk::BufferUsageFlagBits::eTransferDst));
+              vk::BufferUsageFlagBits::eTransferDst | vk::BufferUsageFlagBits::eIndirectBuffer));
       const auto req = device_.getBufferMemoryRequirements(buffers_[i]);
+      // Host-visible and coherent: the host writes the first contents
+      // before any submission (no flush, and nothing the layer tracks).
+      const vk::MemoryPropertyFlags wanted =
+          vk::MemoryPropertyFlagBits::eHostVisible | vk::MemoryPropertyFlagBits::eHostCoherent;
       std::uint32_t type = 0;
-      while (type < props.memoryTypeCount && (req.memoryTypeBits & (1u << type)) == 0) ++type;
+      while (type < props.memoryTypeCount && ((req.memoryTypeBits & (1u << type)) == 0 ||
+                                              (props.memoryTypes[type].propertyFlags & wanted) != wanted)) {
+        ++type;
+      }
       REQUIRE(type < props.memoryTypeCount);
       memory_[i] = device_.allocateMemory(vk::MemoryAllocateInfo(req.size, type));
       device_.bindBufferMemory(buffers_[i], memory_[i], 0);
+      void* mapped = device_.mapMemory(memory_[i], 0, buffer_bytes);
+      std::uint32_t words[buffer_bytes / 4] = {2, 1, 1};
+      std::memcpy(mapped, words, sizeof(words));
+      device_.unmapMemory(memory_[i]);
     }
   }
   buffer_set(const buffer_set&) = delete;
@@ -540,7 +588,8 @@ layer_verdict run_on_vulkan(context& cx, const scenario& sc) {
   (void)take_messages();
   const buffer_set buf(cx);
   const std::uint32_t dispatches = static_cast<std::uint32_t>(
-      std::count_if(sc.steps.begin(), sc.steps.end(), [](const step& s) { return s.kind == op::dispatch; }));
+      std::count_if(sc.steps.begin(), sc.steps.end(),
+                    [](const step& s) { return s.kind == op::dispatch || s.kind == op::dispatch_indirect; }));
   const vk::DescriptorPoolSize pool_size(vk::DescriptorType::eStorageBuffer, 2 * std::max(dispatches, 1u));
   const vk::DescriptorPool descriptors =
       cx.device.createDescriptorPool(vk::DescriptorPoolCreateInfo({}, std::max(dispatches, 1u), pool_size));
@@ -557,7 +606,8 @@ layer_verdict run_on_vulkan(context& cx, const scenario& sc) {
   for (const step& st : sc.steps) {
     vk::CommandBuffer cb = cbs.back();
     switch (st.kind) {
-      case op::dispatch: {
+      case op::dispatch:
+      case op::dispatch_indirect: {
         REQUIRE(st.in.offset % alignment == 0);
         REQUIRE(st.out.offset % alignment == 0);
         const vk::DescriptorSet set =
@@ -572,7 +622,11 @@ layer_verdict run_on_vulkan(context& cx, const scenario& sc) {
         cb.bindPipeline(vk::PipelineBindPoint::eCompute, cx.pipeline);
         cb.bindDescriptorSets(vk::PipelineBindPoint::eCompute, cx.layout, 0, set, {});
         cb.pushConstants(cx.layout, vk::ShaderStageFlagBits::eCompute, 0, sizeof(words), &words);
-        cb.dispatch((words + 63) / 64, 1, 1);
+        if (st.kind == op::dispatch_indirect) {
+          cb.dispatchIndirect(buf[st.args.buffer], st.args.offset);
+        } else {
+          cb.dispatch((words + 63) / 64, 1, 1);
+        }
         break;
       }
       case op::copy: {

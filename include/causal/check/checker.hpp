@@ -44,6 +44,16 @@
 // GLOBAL invalidate (every semaphore wait) is checked against every earlier
 // write.
 //
+// Stage masks: every execution edge uses a mask's execution scope (a
+// source mask plus its logically earlier stages, a destination mask plus
+// its logically later ones: source_scope_stages / destination_scope_stages
+// of <causal/check/command_model.hpp>), every flush and invalidate its
+// access scope (only the stages it names), as Vulkan's "pipeline stage
+// order" rules say. So a barrier COMPUTE_SHADER -> TRANSFER orders an
+// earlier indirect dispatch's DRAW_INDIRECT read before a later copy, and a
+// barrier whose destination is VERTEX_SHADER blocks a later draw's fragment
+// shader but makes memory visible only to its vertex shader.
+//
 // The model, where the rules are silent or loose (each choice is mirrored by
 // <causal/check/reference.hpp>, which the tests compare against):
 //   - Semaphores: a signal follows every node of every earlier command of
@@ -816,8 +826,12 @@ inline std::uint32_t checker::make_owner(bool is_dep, std::uint32_t command, std
 inline void checker::record_sync(const command& c, std::uint32_t id) {
   queue_state& q = q_[c.queue];
   cmd_info& ci = cmds_[id];
-  const stage_set src = extract_stages(c.src_stages);
-  const stage_set dst = extract_stages(c.dst_stages);
+  // Execution scopes (edges) take the logically earlier / later stages;
+  // access scopes (flushes, invalidates) only the stages the masks name.
+  const stage_set src = source_scope_stages(c.src_stages);
+  const stage_set dst = destination_scope_stages(c.dst_stages);
+  const stage_set src_access_stages = extract_stages(c.src_stages);
+  const stage_set dst_access_stages = extract_stages(c.dst_stages);
   const bool inside = q.in_rp;  // only barriers can be inside
   ci.qall = q.qall;
   ci.in_rp = inside;
@@ -958,11 +972,11 @@ inline void checker::record_sync(const command& c, std::uint32_t id) {
   std::vector<memory_barrier> mbs = c.barriers;
   if (c.kind == command_kind::wait_semaphore) mbs.assign(1, memory_barrier{0, all_access, global_memory, false});
   for (const memory_barrier& mb : mbs) {
-    if (mb.src_access == 0 || src == 0) continue;
+    if (mb.src_access == 0 || src_access_stages == 0) continue;
     record f{record::type::flush};
     f.seq = seq_++;
     f.command = id;
-    f.stages = src;
+    f.stages = src_access_stages;
     f.accs = mb.src_access;
     f.mem = mb.mem;
     f.owner = o;
@@ -980,11 +994,11 @@ inline void checker::record_sync(const command& c, std::uint32_t id) {
     add_record(t);
   }
   for (const memory_barrier& mb : mbs) {
-    if (mb.dst_access == 0 || dst == 0) continue;
+    if (mb.dst_access == 0 || dst_access_stages == 0) continue;
     record inv{record::type::invalidate};
     inv.seq = seq_++;
     inv.command = id;
-    inv.stages = dst;
+    inv.stages = dst_access_stages;
     inv.accs = mb.dst_access;
     inv.mem = mb.mem;
     inv.owner = o;
@@ -1024,7 +1038,7 @@ inline void checker::begin_rp(const command& c, std::uint32_t id) {
 inline checker::vclock checker::dep_clock(std::size_t r, const queue_state& q, const subpass_dependency& d) const {
   vclock k;
   if (r == 0 && d.by_region) return k;
-  const stage_set src = extract_stages(d.src_stages);
+  const stage_set src = source_scope_stages(d.src_stages);
   for (std::size_t x = 0; x < stage_count; ++x) {
     if ((src >> x & 1u) == 0) continue;
     if (d.src == subpass_external) {
@@ -1053,7 +1067,7 @@ inline void checker::enter_subpass(queue_state& q, std::uint32_t j) {
       for (std::size_t i = 0; i < arriving.size(); ++i) {
         const subpass_dependency& d = deps_[arriving[i]].d;
         if (r == 0 && d.by_region) continue;
-        if ((extract_stages(d.dst_stages) >> x & 1u) != 0) in.join(kd[i][r]);
+        if ((destination_scope_stages(d.dst_stages) >> x & 1u) != 0) in.join(kd[i][r]);
       }
       in.at(scope).spsrc = static_cast<stage_set>(1u << x);
       q.in_s[r][x] = std::move(in);
@@ -1066,7 +1080,8 @@ inline void checker::enter_subpass(queue_state& q, std::uint32_t j) {
     const subpass_dependency& d = deps_[arriving[i]].d;
     const std::uint32_t fb = d.by_region ? q.rp_instance : none;
     const auto here = static_cast<std::uint32_t>(cmds_.size() - 1);
-    const std::uint32_t o = make_owner(true, here, scope, extract_stages(d.dst_stages), kd[i], fb, d.by_region);
+    const std::uint32_t o =
+        make_owner(true, here, scope, destination_scope_stages(d.dst_stages), kd[i], fb, d.by_region);
     deps_[arriving[i]].owner = o;
     if (d.src_access != 0 && extract_stages(d.src_stages) != 0) {
       record f{record::type::flush};
@@ -1111,7 +1126,8 @@ inline void checker::end_rp(queue_state& q) {
     if (d.dst != subpass_external) continue;
     std::array<vclock, 2> kd;
     for (std::size_t r = 0; r < 2; ++r) kd[r] = dep_clock(r, q, d);
-    const stage_set dst = extract_stages(d.dst_stages);
+    const stage_set dst = destination_scope_stages(d.dst_stages);
+    const stage_set dst_access_stages = extract_stages(d.dst_stages);
     for (std::size_t r = 0; r < 2; ++r) {
       if (r == 0 && d.by_region) continue;
       for (std::size_t x = 0; x < stage_count; ++x) {
@@ -1133,11 +1149,11 @@ inline void checker::end_rp(queue_state& q) {
       f.owner = o;
       add_record(f);
     }
-    if (d.dst_access != 0 && dst != 0) {
+    if (d.dst_access != 0 && dst_access_stages != 0) {
       record inv{record::type::invalidate};
       inv.seq = seq_++;
       inv.command = end_cmd;
-      inv.stages = dst;
+      inv.stages = dst_access_stages;
       inv.accs = d.dst_access;
       inv.owner = o;
       check_invalidate(inv);

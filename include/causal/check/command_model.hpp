@@ -14,7 +14,25 @@
 // adds DRAW_INDIRECT .. COLOR_ATTACHMENT_OUTPUT and ALL_COMMANDS adds those
 // plus COMPUTE_SHADER and TRANSFER. Neither adds TOP_OF_PIPE or
 // BOTTOM_OF_PIPE (as in the reference formulation of Vulkan's dependency
-// rules that the checker follows). HOST is not modelled.
+// rules that the checker follows). HOST is not modelled. That is a mask's
+// *access* scope: Vulkan's access scopes hold only the stages a mask names.
+// Its *execution* scope is wider (the specification's "pipeline stage
+// order"): a source mask also covers every logically earlier stage and a
+// destination mask every logically later one, per pipeline:
+//   graphics  TOP < DRAW_INDIRECT < VERTEX_INPUT < VERTEX_SHADER <
+//             TESSELLATION_CONTROL < TESSELLATION_EVALUATION < GEOMETRY <
+//             EARLY_FRAGMENT_TESTS < FRAGMENT_SHADER < LATE_FRAGMENT_TESTS <
+//             COLOR_ATTACHMENT_OUTPUT < BOTTOM
+//   compute   TOP < DRAW_INDIRECT < COMPUTE_SHADER < BOTTOM
+//   transfer  TOP < TRANSFER < BOTTOM
+// A stage in several pipelines (DRAW_INDIRECT) takes the union. So a
+// source COMPUTE_SHADER covers DRAW_INDIRECT, a destination DRAW_INDIRECT
+// covers COMPUTE_SHADER and every later graphics stage, a source
+// BOTTOM_OF_PIPE (a destination TOP_OF_PIPE) covers every stage -- the
+// specification's "equivalent to ALL_COMMANDS with no access" -- while
+// TRANSFER covers only itself. source_scope_stages / destination_scope_stages
+// compute these sets; the checker and the reference use them for every
+// execution edge and extract_stages for every flush and invalidate.
 //
 // Memory. A range names a resource and a half-open box [x0,x1) x [y0,y1): a
 // buffer uses x for bytes (y is the whole axis), an image uses x for mip
@@ -95,6 +113,68 @@ inline constexpr stage_set all_stages_set = 0x3fff;
 
 [[nodiscard]] constexpr bool contains(stage_set set, stage s) noexcept {
   return (set >> static_cast<unsigned>(s) & 1u) != 0;
+}
+
+namespace detail {
+
+/// Per stage: the stages logically earlier (`earlier`) and later (`later`)
+/// than it in some pipeline it belongs to; see the header comment.
+struct logical_stage_order {
+  std::array<stage_set, stage_count> earlier{};
+  std::array<stage_set, stage_count> later{};
+};
+
+template <std::size_t N>
+constexpr void add_pipeline_order(logical_stage_order& order, const std::array<stage, N>& pipeline) noexcept {
+  for (std::size_t i = 0; i < N; ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      const auto before = static_cast<std::size_t>(pipeline[j]);
+      const auto after = static_cast<std::size_t>(pipeline[i]);
+      order.earlier[after] = static_cast<stage_set>(order.earlier[after] | (1u << before));
+      order.later[before] = static_cast<stage_set>(order.later[before] | (1u << after));
+    }
+  }
+}
+
+constexpr logical_stage_order make_logical_stage_order() noexcept {
+  logical_stage_order order;
+  add_pipeline_order(order, std::array<stage, 12>{
+                                stage::top_of_pipe, stage::draw_indirect, stage::vertex_input,
+                                stage::vertex_shader, stage::tessellation_control_shader,
+                                stage::tessellation_evaluation_shader, stage::geometry_shader,
+                                stage::early_fragment_tests, stage::fragment_shader,
+                                stage::late_fragment_tests, stage::color_attachment_output,
+                                stage::bottom_of_pipe});
+  add_pipeline_order(order, std::array<stage, 4>{stage::top_of_pipe, stage::draw_indirect,
+                                                 stage::compute_shader, stage::bottom_of_pipe});
+  add_pipeline_order(order, std::array<stage, 3>{stage::top_of_pipe, stage::transfer, stage::bottom_of_pipe});
+  return order;
+}
+
+inline constexpr logical_stage_order logical_order = make_logical_stage_order();
+
+}  // namespace detail
+
+/// The first synchronization (execution) scope of a source stage mask: the
+/// stages it names plus every logically earlier stage.
+[[nodiscard]] constexpr stage_set source_scope_stages(stage_mask mask) noexcept {
+  const stage_set named = extract_stages(mask);
+  stage_set out = named;
+  for (std::size_t s = 0; s < stage_count; ++s) {
+    if ((named >> s & 1u) != 0) out = static_cast<stage_set>(out | detail::logical_order.earlier[s]);
+  }
+  return out;
+}
+
+/// The second synchronization (execution) scope of a destination stage
+/// mask: the stages it names plus every logically later stage.
+[[nodiscard]] constexpr stage_set destination_scope_stages(stage_mask mask) noexcept {
+  const stage_set named = extract_stages(mask);
+  stage_set out = named;
+  for (std::size_t s = 0; s < stage_count; ++s) {
+    if ((named >> s & 1u) != 0) out = static_cast<stage_set>(out | detail::logical_order.later[s]);
+  }
+  return out;
 }
 
 /// Framebuffer-space stages: where BY_REGION dependencies apply.

@@ -242,8 +242,10 @@ class reference_graph {
     for (std::uint32_t i = 0; i < nc; ++i) {
       const command& c = cs[i];
       const cmd_layout& l = lay_[i];
-      const stage_set src = extract_stages(c.src_stages);
-      const stage_set dst = extract_stages(c.dst_stages);
+      // Edges follow the execution scopes (logically earlier / later
+      // stages included); the memory items of layout() the access scopes.
+      const stage_set src = source_scope_stages(c.src_stages);
+      const stage_set dst = destination_scope_stages(c.dst_stages);
       if (c.kind == command_kind::action) {
         for (std::size_t x = 1; x + 1 < S; ++x) {
           edge(r, l.base, l.base + static_cast<std::uint32_t>(x));
@@ -358,7 +360,7 @@ class reference_graph {
         const std::uint32_t db = dp.base;
         for (std::uint32_t k = 0; k < 4; ++k) edge(r, db + k, db + k + 1);
         if (r == 0 && d.by_region) continue;
-        const stage_set src = extract_stages(d.src_stages), dst = extract_stages(d.dst_stages);
+        const stage_set src = source_scope_stages(d.src_stages), dst = destination_scope_stages(d.dst_stages);
         for (std::size_t x = 0; x < S; ++x) {
           if ((src >> x & 1u) != 0) {
             if (d.src == subpass_external) {
