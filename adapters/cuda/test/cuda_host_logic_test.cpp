@@ -100,8 +100,9 @@ TEST_CASE("cuda stream queue: memory-ops mode issues wait-value and write-value,
   REQUIRE(q1.submit({}, {{&s, 1}}, f.op(1)));
   REQUIRE(q2.submit({{&s, 1}}, {{&done, 1}}, f.op(2)));
   CHECK(dev.calls("wait_value64") == 1);
-  CHECK(dev.calls("write_value64") == 2);
-  CHECK(dev.calls("launch_host_func") == 2);  // one completion per submission
+  // A signal and a completion-word write per submission, no host function.
+  CHECK(dev.calls("write_value64") == 4);
+  CHECK(dev.calls("launch_host_func") == 0);
   CHECK(dev.calls("event_record") == 0);
   CHECK(dev.calls("stream_wait_event") == 0);
   CHECK_FALSE(q1.backend().host_signalling());
@@ -344,7 +345,7 @@ TEST_CASE("cuda stream queue: device failures fail the submission's signals", "[
   REQUIRE_FALSE(r);
   CHECK(r.error_value().code() == errc::device_lost);
   CHECK(out.failed());
-  dev.fail_next("launch_host_func");
+  dev.fail_nth("write_value64", 2);  // the completion write, after the signal's
   auto& out2 = f.make_semaphore();
   auto r2 = q1.submit({}, {{&out2, 1}}, f.op(3));
   REQUIRE_FALSE(r2);
@@ -640,7 +641,7 @@ TEST_CASE("cuda stream queue: waits of a failed submission are not charged to th
   CHECK_FALSE(done.failed());
   CHECK(done.value() == 1);
   CHECK(q.setup_status());
-  CHECK(ctx.pending_device_waits() == 0);
+  CHECK(ctx.pending_device_waits() == 1);  // only the queue's completion word
   REQUIRE(q.synchronize());
 }
 
@@ -756,7 +757,7 @@ TEST_CASE("cuda fake driver: GEQ is the signed cyclic compare", "[cuda][fake]") 
 TEST_CASE("cuda fake driver: host functions run on a callback thread; the adapter's never call "
           "the runtime",
           "[cuda][fake][completion]") {
-  fake_fixture f;
+  event_fixture f;  // events mode completes with host functions
   auto& dev = f.env().device;
   auto& q1 = f.make_queue();
   auto& q2 = f.make_queue();
@@ -827,7 +828,9 @@ TEST_CASE("cuda stream queue: a sticky device error fails the queue; teardown do
     // the word is retired, never handed out again.
     CHECK(ctx.device_waits_on(gate_index) == 1);
     gate.reset();
-    CHECK(ctx.words_retiring() == 1);
+    // gate's word, and the queue's completion word (a stream never drained
+    // may still write it).
+    CHECK(ctx.words_retiring() == 2);
     causal::cuda::semaphore fresh(ctx);
     CHECK(fresh.word_index() != gate_index);
   }  // the context leaves the slab mapped (a wait is still counted)
@@ -950,3 +953,41 @@ TEST_CASE("hip driver: the host-function relay keeps one function; another is re
         causal::cuda::detail::not_supported);
 }
 #endif
+
+TEST_CASE("cuda stream queue: memory-ops completion is a word the stream writes, polled by the "
+          "host; no host function per submission",
+          "[cuda][memory_ops][completion]") {
+  fake_fixture f;
+  auto& dev = f.env().device;
+  auto& q = f.make_queue();
+  auto& s = f.make_semaphore();
+  for (std::uint64_t v = 1; v <= 3; ++v) REQUIRE(q.submit({}, {{&s, v}}, f.op(static_cast<int>(v))));
+  CHECK(dev.calls("launch_host_func") == 0);
+  CHECK(q.backend().issued().host_functions == 0);
+  CHECK(q.backend().issued().completion_writes == 3);
+  CHECK(q.poll() == 0);  // nothing ran yet
+  dev.run();             // the stream runs: work, signal, completion word
+  CHECK(dev.callback_thread_id() == std::thread::id{});  // no host function ever ran
+  CHECK(q.poll() == 3);
+  CHECK(s.value() == 3);
+  CHECK(q.completed_epoch() == 3);
+  REQUIRE(f.finish());
+}
+
+TEST_CASE("cuda stream queue: without 64-bit memory operations completion stays a host function",
+          "[cuda][completion]") {
+  causal_cuda_test::fake_device dev;
+  dev.memory_ops = false;
+  const causal::cuda::driver_table& table = causal_cuda_test::fake_device::table();
+  causal::cuda::device_context ctx(table);
+  REQUIRE(ctx.setup_status());
+  causal::axis_allocator axes;
+  causal::cuda::semaphore s(ctx);
+  causal::cuda::stream_queue q(axes.allocate(0, causal::domain::queue).value(), ctx);
+  REQUIRE(q.backend().host_signalling());
+  REQUIRE(q.submit({}, {{&s, 1}}, causal::cuda::stream_operation::marker()));
+  CHECK(dev.calls("launch_host_func") == 1);
+  CHECK(q.backend().issued().completion_writes == 0);
+  REQUIRE(q.synchronize());
+  CHECK(s.value() == 1);
+}

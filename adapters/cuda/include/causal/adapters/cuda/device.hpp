@@ -154,7 +154,8 @@ class device_context {
   }
 
   /// A queue enqueued a device wait on word `index` (a stream command that
-  /// will read it until the stream passes it).
+  /// will read it until the stream passes it), or uses it as its
+  /// completion word (streams write it until the queue drains them).
   void note_device_wait(std::uint32_t index) noexcept {
     if (index < word_capacity) word_waits_[index].fetch_add(1, std::memory_order_relaxed);
   }

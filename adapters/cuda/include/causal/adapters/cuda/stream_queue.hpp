@@ -61,9 +61,17 @@
 // to have hardware queues of their own, or waits only the host signals
 // (the relay covers those).
 //
-// Completion. After each submission the backend enqueues one host function
-// (cudaLaunchHostFunc; hipStreamAddCallback on HIP) that stores the epoch
-// into an atomic — it never calls the runtime and never blocks. poll()
+// Completion. In memory-ops mode, after each operation the stream writes
+// its epoch into the queue's *completion word* (cuStreamWriteValue64 into
+// a word of the context's slab, ordered after the operation's work and
+// signals): no GPU->CPU->GPU round trip per submission, nothing runs on
+// the host. In events mode and the host-signalling fallback (which needs
+// the host to signal), and if the slab had no word left, the backend
+// enqueues one host function instead (cudaLaunchHostFunc;
+// hipStreamAddCallback on HIP) that stores the epoch into an atomic — it
+// never calls the runtime and never blocks. The word stays counted as used
+// by the stream until the stream is drained (a stream that could not be
+// drained leaves it retired, never reused). poll()
 // (from submit, pump, synchronize, or the caller) reads it, reaches each
 // completed operation's signals on the host (device_signal: the frontier
 // recorded at submit), recycles their events, and retires the epoch to the
@@ -101,8 +109,9 @@
 //                time calls submit/pump/poll/synchronize/stream_alloca.
 //                completed_epoch() and stats() may be read from any thread.
 // Memory order:  the host function's store of the completed epoch is a
-//                release; poll()'s load acquires it. Semaphores keep their
-//                own contract.
+//                release and poll()'s load acquires it; the completion
+//                word is loaded with acquire (the device writes it after
+//                the operation). Semaphores keep their own contract.
 // Blocking/allocation: submit, pump and poll never block and never
 //                allocate; synchronize blocks (cudaStreamSynchronize; held
 //                operations stay held), and
@@ -291,6 +300,16 @@ class stream_backend {
     }
     host_signalling_ = Mode == sync_mode::memory_ops && !dev.has_memory_ops();
     holds_ = Mode == sync_mode::memory_ops && !host_signalling_;
+    if (failure_ && Mode == sync_mode::memory_ops && !host_signalling_) {
+      // The completion word: the stream writes each finished epoch into
+      // it. Counted as read by a stream until the stream is drained, so a
+      // stream that could not be drained never writes a reused word. No
+      // word left: host functions instead.
+      if (result<timeline_word> w = dev.allocate_word(0); w) {
+        completion_word_ = *w;
+        dev.note_device_wait(completion_word_.index);
+      }
+    }
   }
 
   stream_backend(const stream_backend&) = delete;
@@ -301,6 +320,10 @@ class stream_backend {
   ~stream_backend() {
     (void)drain();
     if (owns_stream_) (void)drv().stream_destroy(stream_);
+    if (completion_word_.host != nullptr) {
+      if (stream_idle_) dev_->device_wait_passed(completion_word_.index);
+      dev_->free_word(completion_word_);  // retired for good if never drained
+    }
   }
 
   //===-- queue_backend ---------------------------------------------------===//
@@ -438,9 +461,8 @@ class stream_backend {
   status flush() noexcept {
     if (in_flight_ == 0) return status{};
     slot& sl = ring_[(head_ + in_flight_ - 1) % max_in_flight];
-    if (sl.held) return status{};  // its host function comes with its issue
-    ++counters_.host_functions;
-    return to_status(drv().launch_host_func(stream_, &on_complete, &sl), "cudaLaunchHostFunc");
+    if (sl.held) return status{};  // its completion comes with its issue
+    return enqueue_completion(sl);
   }
 
   [[nodiscard]] const char* trace_label(const stream_operation& op) const noexcept {
@@ -454,8 +476,7 @@ class stream_backend {
   /// failed semaphore; returns the highest completed epoch.
   std::uint64_t poll() noexcept {
     resume();
-    // acquire: pairs with the release store in on_complete.
-    const std::uint64_t done = completed_.load(std::memory_order_acquire);
+    const std::uint64_t done = finished_epoch();
     // A held operation that failed never reached the stream: it leaves the
     // ring once everything before it has.
     while (in_flight_ != 0 &&
@@ -542,10 +563,12 @@ class stream_backend {
                            "stream queue: destroyed while device waits on a failed semaphore were "
                            "let through; its unfinished operations may have run on missing inputs"});
     }
+    stream_idle_ = false;
     if (status s = to_status(drv().stream_synchronize(stream_), "cudaStreamSynchronize"); !s) {
       fail_in_flight(s.error_value());
       return s;
     }
+    stream_idle_ = true;
     // Everything ran, host functions included (a host function that could
     // not be enqueued is covered by the synchronisation too).
     if (in_flight_ != 0) {
@@ -614,6 +637,7 @@ class stream_backend {
     std::uint64_t events_recorded = 0;  ///< event records (events mode, fallback)
     std::uint64_t host_functions = 0;   ///< completion host functions
     std::uint64_t held_operations = 0;  ///< operations held on the host before issue
+    std::uint64_t completion_writes = 0;  ///< completion-word writes (memory-ops mode)
   };
   [[nodiscard]] const counters& issued() const noexcept { return counters_; }
 
@@ -772,8 +796,34 @@ class stream_backend {
       }
       s.note_sent(sl.signals[i].value);
     }
+    return enqueue_completion(sl);
+  }
+
+  // After `sl`'s commands: the stream writes its epoch into the completion
+  // word (memory-ops mode), or runs the completion host function.
+  status enqueue_completion(slot& sl) noexcept {
+    if (completion_word_.host != nullptr) {
+      ++counters_.completion_writes;
+      return to_status(drv().write_value64(stream_, completion_word_.device, sl.epoch),
+                       "cuStreamWriteValue64");
+    }
     ++counters_.host_functions;
     return to_status(drv().launch_host_func(stream_, &on_complete, &sl), "cudaLaunchHostFunc");
+  }
+
+  // The highest epoch the stream has finished: the completion word or the
+  // host function's store, whichever the queue uses (drain() raises the
+  // latter too).
+  [[nodiscard]] std::uint64_t finished_epoch() const noexcept {
+    // acquire: pairs with the release store in on_complete (or the CAS in
+    // drain); the word is written by the device, after the operation.
+    std::uint64_t done = completed_.load(std::memory_order_acquire);
+    if (completion_word_.host != nullptr) {
+      const std::uint64_t word =
+          std::atomic_ref<std::uint64_t>(*completion_word_.host).load(std::memory_order_acquire);
+      if (word > done) done = word;
+    }
+    return done;
   }
 
   // execute() could not issue the operation it was given: it is no
@@ -888,6 +938,8 @@ class stream_backend {
   bool owns_stream_ = false;
   bool host_signalling_ = false;
   bool holds_ = false;  // memory-ops mode: waits are held until their signal is sent
+  bool stream_idle_ = false;  // drain() saw the stream finish everything
+  timeline_word completion_word_{};  // memory-ops mode: the finished epoch, or no word
   std::size_t held_count_ = 0;  // the last held_count_ ring slots are held
   status failure_{};
   Semaphore* progress_ = nullptr;
