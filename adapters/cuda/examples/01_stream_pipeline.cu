@@ -8,10 +8,11 @@
 // `produced` := r; the transformer waits produced >= r, computes y[r] = 3 *
 // x[r] and signals `transformed` := r; the reducer waits transformed >= r,
 // sums y[r] into sums[r] and signals `reduced` := r. The reducer's
-// submissions go in *first*, before anything they wait for exists: memory-
-// operations streams wait on the device for values not yet submitted. The
-// host checks every sum and prints what the queues did (device waits
-// issued, waits elided).
+// submissions go in *first*, before anything they wait for exists: the
+// queue holds each on the host until the signal it waits for is on a
+// stream (so its wait never sits ahead of that signal on a hardware queue
+// the streams share), and the polls below issue it. The host checks every
+// sum and prints what the queues did (device waits issued, waits elided).
 //
 // Run: build with -Dcuda=enabled and run `cuda_01_stream_pipeline`; it
 // exits 77 (skipped) without a GPU.
