@@ -447,12 +447,12 @@ set_event q name=set2 event=e stages=COMPUTE_SHADER
   CHECK(ok.ck.happens_before(src_of(ok.id("set")), src_of(ok.id("wait"))));
   CHECK(ok.ck.happens_before(src_of(ok.id("wait")), src_of(ok.id("reset"))));
 
-  // set on one queue, wait on another: nothing orders them
+  // set on two queues: nothing orders them
   checked cross(R"(
 queue a
 queue b
 set_event a event=e stages=TRANSFER
-wait_events b events=e src=TRANSFER dst=TRANSFER
+set_event b event=e stages=TRANSFER
 )");
   CHECK(cross.kinds() == std::vector<hazard_kind>{hazard_kind::event_race});
 
@@ -464,6 +464,83 @@ wait_events q name=wait events=e src=TRANSFER dst=VERTEX_SHADER
 reset_event q name=reset event=e stages=TRANSFER
 )");
   CHECK(wr.kinds() == std::vector<hazard_kind>{hazard_kind::event_race});
+}
+
+namespace {
+
+// Appends the commands of `text` and returns the status of the last one
+// (every earlier one must be accepted); the checker keeps what it accepted.
+causal::status append_all(checker& ck, const std::string& text) {
+  auto parsed = parse_stream(text);
+  REQUIRE(parsed.ok());
+  const std::vector<command>& cs = parsed->commands;
+  REQUIRE(!cs.empty());
+  for (std::size_t i = 0; i + 1 < cs.size(); ++i) REQUIRE(ck.append(cs[i]).ok());
+  return ck.append(cs.back());
+}
+
+}  // namespace
+
+TEST_CASE("check: wait_events on an event that is not set, or with other src stages, is a validation error",
+          "[check][event][errors]") {
+  // Never set: Vulkan would wait forever. Refused, nothing recorded.
+  checker never;
+  const causal::status unset = append_all(never, R"(
+queue q
+dispatch q
+wait_events q events=e src=COMPUTE_SHADER dst=TRANSFER
+)");
+  CHECK(unset.code() == causal::errc::failed_precondition);
+  CHECK(std::string(unset.error_value().message()).find("no earlier set_event") != std::string::npos);
+  CHECK(never.size() == 1);
+  CHECK(never.hazards().empty());
+
+  // Reset since the last set: the same.
+  checker reset;
+  CHECK(append_all(reset, R"(
+queue q
+set_event q event=e stages=TRANSFER
+reset_event q event=e stages=TRANSFER
+wait_events q events=e src=TRANSFER dst=TRANSFER
+)")
+            .code() == causal::errc::failed_precondition);
+  CHECK(reset.size() == 2);
+
+  // Set on another queue: events do not synchronise queues.
+  checker other_queue;
+  CHECK(append_all(other_queue, R"(
+queue a
+queue b
+set_event a event=e stages=TRANSFER
+wait_events b events=e src=TRANSFER dst=TRANSFER
+)")
+            .code() == causal::errc::failed_precondition);
+
+  // src must be the OR of the set_events' stage masks: more, fewer or
+  // other stages are refused (VUID-vkCmdWaitEvents-srcStageMask-01158) ...
+  for (const char* src : {"TRANSFER", "COMPUTE_SHADER", "TRANSFER|COMPUTE_SHADER|VERTEX_SHADER", "ALL_COMMANDS"}) {
+    checker ck;
+    const causal::status st = append_all(ck, std::string(R"(
+queue q
+set_event q event=e1 stages=TRANSFER
+set_event q event=e2 stages=COMPUTE_SHADER
+wait_events q events=e1,e2 dst=TRANSFER src=)") + src + "\n");
+    INFO(src);
+    CHECK(st.code() == causal::errc::invalid_argument);
+    CHECK(std::string(st.error_value().message()).find("src stages differ") != std::string::npos);
+    CHECK(ck.size() == 2);
+  }
+  // ... the OR itself is accepted, and a later set counts with its own mask.
+  checked both(R"(
+queue q
+set_event q event=e1 stages=TRANSFER
+set_event q event=e2 stages=COMPUTE_SHADER
+wait_events q events=e1,e2 src=TRANSFER|COMPUTE_SHADER dst=TRANSFER
+reset_event q event=e1 stages=TRANSFER
+set_event q event=e1 stages=FRAGMENT_SHADER
+wait_events q events=e1 src=FRAGMENT_SHADER dst=TRANSFER
+)");
+  CHECK(both.hazards.empty());
 }
 
 TEST_CASE("check: subpass dependencies order subpasses; EXTERNAL reaches outside", "[check][renderpass]") {

@@ -4,7 +4,7 @@
 // Tests for <causal/check/stream_text.hpp>: what a line parses to, that
 // writing and parsing again gives the same stream, and that each kind of
 // bad input is rejected with errc::malformed (or capacity_exceeded) and the
-// line it is on.
+// line it is on, that tabs separate words, and which keys may repeat.
 
 #include <causal/check/stream_text.hpp>
 
@@ -161,4 +161,59 @@ TEST_CASE("stream_text: a misspelled name is named, with the closest valid one",
   std::string diagnostic = "stale";
   CHECK(parse_stream("queue g\ndraw g\n", &diagnostic).ok());
   CHECK(diagnostic.empty());
+}
+
+TEST_CASE("stream_text: tabs separate words like spaces", "[check][text]") {
+  auto tabbed = parse_stream("queue\tg\ndraw\tg\tname=d\t \tread=VERTEX_SHADER:SHADER_READ:a\r\n"
+                             "\tbarrier g\tsrc=TRANSFER dst=TOP\t# a comment\n");
+  INFO(std::string(tabbed ? "" : tabbed.error_value().message()));
+  REQUIRE(tabbed.ok());
+  auto spaced = parse_stream("queue g\ndraw g name=d read=VERTEX_SHADER:SHADER_READ:a\n"
+                             "barrier g src=TRANSFER dst=TOP\n");
+  REQUIRE(spaced.ok());
+  CHECK(to_text(*tabbed) == to_text(*spaced));
+  REQUIRE(tabbed->commands.size() == 2);
+  CHECK(tabbed->commands[0].label == "d");
+  CHECK(tabbed->commands[0].accesses.size() == 1);
+}
+
+TEST_CASE("stream_text: a key that takes one value is refused when given twice", "[check][text][errors]") {
+  struct dup {
+    const char* text;
+    const char* key;
+  };
+  const dup cases[] = {
+      {"queue g\ndraw g name=a name=b\n", "name"},
+      {"queue g\nbarrier g src=TRANSFER dst=TOP src=COMPUTE_SHADER\n", "src"},
+      {"queue g\nbarrier g src=TRANSFER dst=TOP dst=TRANSFER\n", "dst"},
+      {"queue g\nbarrier g src=TRANSFER dst=TOP by_region by_region\n", "by_region"},
+      {"queue g\nset_event g event=e stages=TRANSFER stages=TOP\n", "stages"},
+      {"queue g\nset_event g event=e event=f stages=TRANSFER\n", "event"},
+      {"queue g\nwait_events g events=e events=f src=TOP dst=TOP\n", "events"},
+      {"queue g\nbegin_render_pass g subpasses=1 subpasses=2\n", "subpasses"},
+      {"queue g\nsignal g semaphore=s semaphore=t value=1\n", "semaphore"},
+      {"queue g\nsignal g semaphore=s value=1 value=2\n", "value"},
+  };
+  for (const dup& d : cases) {
+    INFO(d.text);
+    std::string diagnostic;
+    auto r = parse_stream(d.text, &diagnostic);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.code() == causal::errc::malformed);
+    CHECK(r.error_value().position() == 2);
+    CHECK(diagnostic.rfind("line 2: key '" + std::string(d.key) + "' given twice on one command", 0) == 0);
+  }
+  // Keys that add an element may repeat: accesses, memory barriers, deps.
+  auto many = parse_stream(
+      "queue g\n"
+      "draw g read=VERTEX_SHADER:SHADER_READ:a read=FRAGMENT_SHADER:SHADER_READ:b write=FRAGMENT_SHADER:SHADER_WRITE:c "
+      "write=COLOR_ATTACHMENT_OUTPUT:COLOR_ATTACHMENT_WRITE:d\n"
+      "barrier g src=TRANSFER dst=TOP global=TRANSFER_WRITE:0 global=0:SHADER_READ buffer=0:0:a buffer=0:0:b "
+      "image=0:0:c image=0:0:d transition=0:0:e[0:1,0:1] transition=0:0:f[0:1,0:1]\n"
+      "begin_render_pass g subpasses=2 dep=EXTERNAL:0:TOP:TOP:0:0 dep=0:1:TOP:TOP:0:0\n");
+  INFO(std::string(many ? "" : many.error_value().message()));
+  REQUIRE(many.ok());
+  CHECK(many->commands[0].accesses.size() == 4);
+  CHECK(many->commands[1].barriers.size() == 8);
+  CHECK(many->commands[2].dependencies.size() == 2);
 }

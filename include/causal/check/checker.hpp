@@ -66,7 +66,11 @@
 //     the rule that a set precedes the waits on it, and keeps event reuse
 //     (set, wait, reset, set ...) from being reported as a race, which the
 //     literal rules would do for every reuse. Events are not allowed inside
-//     render passes.
+//     render passes. A wait_events must find each of its events set (the
+//     latest set/reset of it in its queue is a set_event) and its src
+//     stages equal to the OR of those set_events' stage masks; otherwise
+//     append refuses it (errc::failed_precondition, errc::invalid_argument):
+//     both are Vulkan validation errors, not hazards.
 //   - BY_REGION: in `<` a by-region barrier keeps its internal edges but
 //     adds none to other commands; a by-region subpass dependency adds none.
 //     A pair of accesses uses `<_region` when both are framebuffer-local in
@@ -511,6 +515,7 @@ class checker {
   //===-- recording steps --------------------------------------------------===//
 
   status validate(const command& c) const;
+  status validate_wait_events(const command& c) const;
   void record_action(const command& c, std::uint32_t id);
   void record_sync(const command& c, std::uint32_t id);
   void begin_rp(const command& c, std::uint32_t id);
@@ -575,6 +580,11 @@ class checker {
   std::map<std::uint32_t, std::array<vclock, 2>> chain_k_;                        // scope -> K of last op + claim
   std::map<std::uint32_t, std::vector<std::pair<std::uint64_t, std::array<std::uint32_t, 2>>>> signals_;  // sem -> (value, K ids)
   std::map<std::uint32_t, std::vector<std::uint32_t>> event_ops_;                // event -> commands
+  struct event_signal {
+    bool is_set = false;     // the latest set/reset in this queue was a set
+    stage_mask stages = 0;   // and this was its stage mask
+  };
+  std::map<std::pair<std::uint32_t, std::uint32_t>, event_signal> event_signal_;  // (queue, event)
   std::map<std::uint32_t, std::vector<record>> by_resource_;
   std::vector<record> global_records_;
   std::vector<hazard> hazards_;
@@ -585,6 +595,36 @@ class checker {
 };
 
 //===-- validation ----------------------------------------------------------===//
+
+// Vulkan's valid usage of vkCmdWaitEvents, checked against the set/reset
+// commands recorded so far: each event must be set when the wait runs (the
+// latest set_event/reset_event of that event in this queue is a set: an
+// event never set, or reset since, is waited on forever, and a set on
+// another queue does not count, since events do not synchronise queues),
+// and srcStageMask must be the bitwise OR of those set_events' stage masks
+// (VUID-vkCmdWaitEvents-srcStageMask-01158). Both are validation errors,
+// not hazards: the command is refused, like a semaphore wait before its
+// signal.
+inline status checker::validate_wait_events(const command& c) const {
+  stage_mask set_stages = 0;
+  for (std::uint32_t e : c.events) {
+    const auto it = event_signal_.find({c.queue, e});
+    if (it == event_signal_.end() || !it->second.is_set) {
+      return error(errc::failed_precondition,
+                   "wait_events on an event that no earlier set_event of its queue leaves set (it would wait "
+                   "forever; a reset clears it, and events do not synchronise queues)",
+                   e);
+    }
+    set_stages |= it->second.stages;
+  }
+  if (c.src_stages != set_stages) {
+    return error(errc::invalid_argument,
+                 "wait_events src stages differ from the OR of the stage masks of the set_event commands it "
+                 "waits on (VUID-vkCmdWaitEvents-srcStageMask-01158)",
+                 c.src_stages);
+  }
+  return {};
+}
 
 inline status checker::validate(const command& c) const {
   if (c.queue > 4096) return error(errc::out_of_range, "queue index too large", c.queue);
@@ -640,6 +680,7 @@ inline status checker::validate(const command& c) const {
       if (c.kind == command_kind::wait_events && extract_stages(c.dst_stages) == 0) {
         return error(errc::invalid_argument, "wait_events needs a non-empty dst stage mask");
       }
+      if (c.kind == command_kind::wait_events) return validate_wait_events(c);
       return {};
     case command_kind::begin_render_pass:
       if (in_rp) return error(errc::failed_precondition, "begin_render_pass inside a render pass");
@@ -718,6 +759,9 @@ inline status checker::append(const command& c) {
   ci.kind = c.kind;
   ci.queue = c.queue;
   cmds_.push_back(ci);
+  if (c.kind == command_kind::set_event || c.kind == command_kind::reset_event) {
+    event_signal_[{c.queue, c.events[0]}] = {c.kind == command_kind::set_event, c.src_stages};
+  }
   switch (c.kind) {
     case command_kind::action: record_action(c, id); break;
     case command_kind::begin_render_pass: begin_rp(c, id); break;

@@ -13,6 +13,7 @@
 //   draw gfx name=draw2 read=FRAGMENT_SHADER:SHADER_READ:img_1[0:1,0:1]
 //
 // (one command per line; the barrier above is wrapped for the comment).
+// Words are separated by spaces or tabs.
 // Command words: draw dispatch copy clear fill update action (all action
 // commands), barrier, set_event, reset_event, wait_events,
 // begin_render_pass, next_subpass, end_render_pass, signal, wait, submit.
@@ -28,6 +29,10 @@
 //                                (begin_render_pass; SRC/DST a subpass
 //                                number or EXTERNAL)
 //   semaphore=S value=N [stages=STAGES]   (signal; wait needs stages)
+// Keys that add an element (read= write= global= buffer= image=
+// transition= dep=) may repeat; every other key, and by_region, may appear
+// once per command: a second one is an error ("duplicate key"), not a
+// silent overwrite.
 // STAGES: stage names joined by '|' (TOP, BOTTOM, ALL_GRAPHICS,
 // ALL_COMMANDS allowed). ACCESS masks: names joined by '|', or 0, with
 // MEMORY_READ / MEMORY_WRITE as shorthands. MEM: `res`, `res[a:b]` (bytes
@@ -98,6 +103,21 @@ inline std::vector<std::string_view> split_n(std::string_view s, char sep, std::
     s.remove_prefix(i + 1);
   }
   out.push_back(s);
+  return out;
+}
+
+/// Words separate at any run of spaces and tabs (a '\r' of a CRLF line
+/// ending counts as a separator too).
+inline std::vector<std::string_view> split_words(std::string_view line) {
+  const auto separator = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && separator(line[i])) ++i;
+    const std::size_t start = i;
+    while (i < line.size() && !separator(line[i])) ++i;
+    if (i > start) out.push_back(line.substr(start, i - start));
+  }
   return out;
 }
 
@@ -319,12 +339,7 @@ inline std::uint32_t intern_name(std::vector<std::string>& names, std::string_vi
     pos = eol + 1;
     ++line_no;
     if (const std::size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
-    std::vector<std::string_view> words;
-    for (std::string_view w : split(line, ' ')) {
-      while (!w.empty() && (w.back() == '\r' || w.back() == '\t')) w.remove_suffix(1);
-      while (!w.empty() && w.front() == '\t') w.remove_prefix(1);
-      if (!w.empty()) words.push_back(w);
-    }
+    const std::vector<std::string_view> words = detail::split_words(line);
     if (words.empty()) {
       if (eol == text.size()) break;
       continue;
@@ -378,8 +393,29 @@ inline std::uint32_t intern_name(std::vector<std::string>& names, std::string_vi
     if (!found_queue) return fail("undeclared queue (declare it with `queue <name>` first)");
     if (s.commands.size() >= max_stream_commands) return error(errc::capacity_exceeded, "more than 65536 commands", line_no);
     bool have_semaphore = false, have_value = false, have_subpasses = false;
+    // Keys that say one thing about a command may appear once; read= write=
+    // global= buffer= image= transition= dep= each add one more element.
+    static constexpr std::array<std::string_view, 10> single_keys = {
+        "name", "src", "dst", "stages", "event", "events", "subpasses", "semaphore", "value", "by_region"};
+    std::uint32_t seen_single_keys = 0;
+    auto duplicate_key = [&](std::string_view key) {
+      for (std::size_t k = 0; k < single_keys.size(); ++k) {
+        if (single_keys[k] != key) continue;
+        const std::uint32_t flag = 1u << k;
+        if ((seen_single_keys & flag) != 0) return true;
+        seen_single_keys |= flag;
+      }
+      return false;
+    };
     for (std::size_t w = 2; w < words.size(); ++w) {
       const std::string_view word = words[w];
+      const std::string_view word_key = word.substr(0, word.find('='));
+      if (duplicate_key(word_key)) {
+        return fail_name("duplicate key on one command",
+                         "key '" + std::string(word_key.substr(0, 80)) +
+                             "' given twice on one command (name, src, dst, stages, event, events, subpasses, "
+                             "semaphore, value and by_region take one value each)");
+      }
       if (word == "by_region") {
         if (c.kind != command_kind::pipeline_barrier) return fail("by_region only applies to barriers");
         c.by_region = true;
