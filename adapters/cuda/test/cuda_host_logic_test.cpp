@@ -4,9 +4,12 @@
 // The CUDA adapter's host logic against a fake device (fake_driver.hpp), so
 // it runs on machines without a GPU: the queue conformance suite on
 // memory-ops streams, then what only this adapter does — which stream
-// commands it issues, the same-stream deadlock rule, event-mode
-// bookkeeping and tier-3 holds, the host-signalling fallback, the host
-// relay, host completion and failure, interop taint, device memory pools.
+// commands it issues, waits held until their signal is on a stream (shared
+// hardware queues), the same-stream deadlock rule, event-mode bookkeeping
+// and tier-3 holds, the host-signalling fallback, the host relay, host
+// completion (the completion word, host functions) and failure, interop
+// (taint, the device UUID check), device memory pools. Built on HIP too
+// (hip_host_logic), where it also checks the real runtime's callback slot.
 
 #include "cuda_fixture.hpp"
 
