@@ -4,8 +4,8 @@
 // check_vs_validation: the hazard checker (<causal/check/checker.hpp>)
 // against the Khronos synchronization validation layer, the last proof
 // item of issue 10. Each scenario is one small list of steps (compute
-// dispatches, direct or indirect, buffer copies, pipeline barriers,
-// command-buffer boundaries) that is turned two ways: into causal::check's command model,
+// dispatches, direct or indirect, buffer copies, pipeline barriers, one
+// event's set and wait, command-buffer boundaries) that is turned two ways: into causal::check's command model,
 // which the checker judges, and into real commands recorded on a VkQueue
 // (Mesa lavapipe here) under VK_LAYER_KHRONOS_validation with
 // synchronization validation, whose SYNC-HAZARD-* messages a debug
@@ -23,6 +23,11 @@
 // write one storage buffer (with no barrier, or with an execution-only
 // one), which the checker does report; that scenario is marked
 // `layer_blind` and only the checker's verdict is asserted for it.
+//
+// A scenario may plant invalid usage instead (`validation_error`): a
+// wait_events whose srcStageMask is not its set_event's stageMask. The
+// checker must refuse that command and the layer report that VUID (as an
+// error, not a SYNC-HAZARD), and neither may report a hazard.
 //
 // The layer agrees with the checker on logically earlier and later stages
 // (a source COMPUTE_SHADER covers an indirect dispatch's DRAW_INDIRECT read,
@@ -111,14 +116,17 @@ struct buffer_barrier {
   span where;
 };
 
-enum class op { dispatch, dispatch_indirect, copy, barrier, next_command_buffer };
+enum class op { dispatch, dispatch_indirect, copy, barrier, set_event, wait_events, next_command_buffer };
 
 /// One step. dispatch: copy_words reads `in`, writes `out` (COMPUTE_SHADER).
 /// dispatch_indirect: the same, its group counts read from `args`
 /// (INDIRECT_COMMAND_READ at DRAW_INDIRECT).
 /// copy: vkCmdCopyBuffer `in` -> `out` (TRANSFER). barrier: a pipeline
 /// barrier, with a global memory barrier when `global` and any buffer
-/// barriers. next_command_buffer: end this command buffer and submit the
+/// barriers. set_event: vkCmdSetEvent of the scenario's one event with
+/// stageMask `src_stages`. wait_events: vkCmdWaitEvents on it with
+/// `src_stages`, `dst_stages` and the memory barriers of a barrier step.
+/// next_command_buffer: end this command buffer and submit the
 /// rest in the next one (the model's `submit`).
 struct step {
   op kind = op::dispatch;
@@ -151,6 +159,10 @@ step with_buffer(step s, ck::access_mask src, ck::access_mask dst, span where) {
   s.buffers.push_back({src, dst, where});
   return s;
 }
+step set_event(ck::stage_mask stages) { return {.kind = op::set_event, .src_stages = stages}; }
+step wait_events(ck::stage_mask src, ck::stage_mask dst) {
+  return {.kind = op::wait_events, .src_stages = src, .dst_stages = dst};
+}
 step next_command_buffer() { return {.kind = op::next_command_buffer}; }
 
 constexpr ck::stage_mask draw_indirect = ck::bit(ck::stage::draw_indirect);
@@ -166,6 +178,9 @@ struct scenario {
   std::vector<step> steps;
   bool hazard;               ///< the planted verdict
   bool layer_blind = false;  ///< a hazard this layer version does not report
+  /// Invalid usage both sides must refuse: the checker refuses a command,
+  /// and the layer reports an error (not a hazard) whose text holds this.
+  const char* validation_error = nullptr;
 };
 
 std::vector<scenario> scenarios() {
@@ -224,6 +239,18 @@ std::vector<scenario> scenarios() {
        {dispatch_indirect(e, a, c), barrier(transfer, compute), dispatch(b, e)}, true},
       {"indirect dispatch reads args in E, execution-only DRAW_INDIRECT->DRAW_INDIRECT barrier, copy writes E",
        {dispatch_indirect(e, a, c), barrier(draw_indirect, draw_indirect), copy(b, e)}, true},
+      // Events (issue 22, item 4): a split barrier orders like a barrier; a
+      // wait whose srcStageMask is not the OR of the sets' stage masks is
+      // a validation error on both sides (VUID-vkCmdWaitEvents-srcStageMask-01158).
+      {"dispatch writes B, set_event COMPUTE, wait_events COMPUTE->COMPUTE SHADER_WRITE->SHADER_READ on B, "
+       "dispatch reads B",
+       {dispatch(a, b), set_event(compute),
+        with_buffer(wait_events(compute, compute), shader_write, shader_read, b), dispatch(b, c)},
+       false},
+      {"dispatch writes B, set_event COMPUTE, execution-only wait_events COMPUTE->COMPUTE, dispatch reads B",
+       {dispatch(a, b), set_event(compute), wait_events(compute, compute), dispatch(b, c)}, true},
+      {"set_event COMPUTE, wait_events with src TRANSFER: not the set's stage mask",
+       {set_event(compute), wait_events(transfer, compute)}, false, false, "VUID-vkCmdWaitEvents-srcStageMask"},
   };
 }
 
@@ -241,6 +268,7 @@ ck::stream to_stream(const scenario& sc) {
   ck::stream s;
   s.queues = {"q"};
   s.resources.assign(std::begin(buffer_names), std::end(buffer_names));
+  s.events = {"event"};
   int n = 0;
   for (const step& st : sc.steps) {
     ck::command c;
@@ -269,6 +297,23 @@ ck::stream to_stream(const scenario& sc) {
       case op::barrier:
         c.kind = ck::command_kind::pipeline_barrier;
         c.label += "_barrier";
+        c.src_stages = st.src_stages;
+        c.dst_stages = st.dst_stages;
+        if (st.global) c.barriers.push_back({st.global_src, st.global_dst, ck::global_memory, false});
+        for (const buffer_barrier& bb : st.buffers) {
+          c.barriers.push_back({bb.src_access, bb.dst_access, range_of(bb.where), false});
+        }
+        break;
+      case op::set_event:
+        c.kind = ck::command_kind::set_event;
+        c.label += "_set_event";
+        c.events = {0};
+        c.src_stages = st.src_stages;
+        break;
+      case op::wait_events:
+        c.kind = ck::command_kind::wait_events;
+        c.label += "_wait_events";
+        c.events = {0};
         c.src_stages = st.src_stages;
         c.dst_stages = st.dst_stages;
         if (st.global) c.barriers.push_back({st.global_src, st.global_dst, ck::global_memory, false});
@@ -305,19 +350,25 @@ std::string layer_name(ck::hazard_kind k) {
 struct checker_verdict {
   std::vector<ck::hazard> hazards;
   std::string report;
+  std::vector<std::string> refused;  ///< the checker's errors for commands it refused
 };
 
 checker_verdict run_checker(const ck::stream& s) {
   ck::checker k;
+  checker_verdict v;
+  ck::stream accepted = s;  // hazards number the accepted commands
+  accepted.commands.clear();
   for (const ck::command& c : s.commands) {
-    const causal::status st = k.append(c);
-    INFO(std::string(st ? "" : st.error_value().message()));
-    REQUIRE(st.ok());
+    if (const causal::status st = k.append(c); !st) {
+      v.refused.push_back(c.label + ": " + std::string(st.error_value().message()));
+      v.report += "refused " + v.refused.back() + "\n";
+    } else {
+      accepted.commands.push_back(c);
+    }
   }
   REQUIRE(k.finish().ok());
-  checker_verdict v;
   v.hazards = k.hazards();
-  for (const ck::hazard& h : v.hazards) v.report += ck::to_text(s, h) + "\n";
+  for (const ck::hazard& h : v.hazards) v.report += ck::to_text(accepted, h) + "\n";
   return v;
 }
 
@@ -594,6 +645,7 @@ layer_verdict run_on_vulkan(context& cx, const scenario& sc) {
   const vk::DescriptorPool descriptors =
       cx.device.createDescriptorPool(vk::DescriptorPoolCreateInfo({}, std::max(dispatches, 1u), pool_size));
   const vk::DeviceSize alignment = cx.physical.getProperties().limits.minStorageBufferOffsetAlignment;
+  const vk::Event event = cx.device.createEvent(vk::EventCreateInfo());
 
   std::vector<vk::CommandBuffer> cbs;
   auto begin = [&] {
@@ -634,7 +686,8 @@ layer_verdict run_on_vulkan(context& cx, const scenario& sc) {
         cb.copyBuffer(buf[st.in.buffer], buf[st.out.buffer], vk::BufferCopy(st.in.offset, st.out.offset, st.in.size));
         break;
       }
-      case op::barrier: {
+      case op::barrier:
+      case op::wait_events: {
         std::vector<vk::MemoryBarrier> global;
         if (st.global) {
           global.emplace_back(static_cast<vk::AccessFlags>(st.global_src), static_cast<vk::AccessFlags>(st.global_dst));
@@ -645,10 +698,18 @@ layer_verdict run_on_vulkan(context& cx, const scenario& sc) {
                                VK_QUEUE_FAMILY_IGNORED, VK_QUEUE_FAMILY_IGNORED, buf[bb.where.buffer],
                                bb.where.offset, bb.where.size);
         }
-        cb.pipelineBarrier(static_cast<vk::PipelineStageFlags>(st.src_stages),
-                           static_cast<vk::PipelineStageFlags>(st.dst_stages), {}, global, buffers, {});
+        const auto src = static_cast<vk::PipelineStageFlags>(st.src_stages);
+        const auto dst = static_cast<vk::PipelineStageFlags>(st.dst_stages);
+        if (st.kind == op::barrier) {
+          cb.pipelineBarrier(src, dst, {}, global, buffers, {});
+        } else {
+          cb.waitEvents(event, src, dst, global, buffers, {});
+        }
         break;
       }
+      case op::set_event:
+        cb.setEvent(event, static_cast<vk::PipelineStageFlags>(st.src_stages));
+        break;
       case op::next_command_buffer:
         cb.end();
         begin();
@@ -667,6 +728,7 @@ layer_verdict run_on_vulkan(context& cx, const scenario& sc) {
   cx.device.destroyFence(fence);
   cx.device.freeCommandBuffers(cx.pool, cbs);
   cx.device.destroyDescriptorPool(descriptors);
+  cx.device.destroyEvent(event);
   return take_messages();
 }
 
@@ -699,6 +761,17 @@ TEST_CASE("check_vs_validation: the checker and the synchronization validation l
     INFO("stream:\n" << ck::to_text(s));
     INFO("checker:\n" << (mine.report.empty() ? "(no hazards)\n" : mine.report));
     INFO("layer:\n" << (layer.text.empty() ? "(no messages)\n" : layer.text));
+    if (sc.validation_error != nullptr) {
+      // Planted invalid usage: the checker refuses it, the layer reports it
+      // (and nothing else), and neither reports a hazard.
+      CHECK(mine.refused.size() == 1);
+      CHECK_FALSE(layer.other_errors.empty());
+      for (const std::string& e : layer.other_errors) CHECK(e.find(sc.validation_error) != std::string::npos);
+      CHECK(mine.hazards.empty());
+      CHECK(layer.sync_hazards.empty());
+      continue;
+    }
+    CHECK(mine.refused.empty());
     // The Vulkan half must be valid usage apart from the planted hazards.
     CHECK(layer.other_errors.empty());
     // The planted verdict holds on both sides ...
