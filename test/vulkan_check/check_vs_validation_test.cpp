@@ -32,7 +32,9 @@
 // The layer agrees with the checker on logically earlier and later stages
 // (a source COMPUTE_SHADER covers an indirect dispatch's DRAW_INDIRECT read,
 // a destination DRAW_INDIRECT covers a later COMPUTE_SHADER write, TRANSFER
-// covers neither): the four indirect-dispatch scenarios.
+// covers neither): the four indirect-dispatch scenarios. Two more fix the
+// graphics order EARLY_FRAGMENT_TESTS < FRAGMENT_SHADER through barrier
+// chaining, which the layer judges even on a compute-only stream.
 //
 // The stage and access bits of the command model are Vulkan 1.0's, so the
 // masks of a step go to both sides unchanged (static_asserts below).
@@ -167,6 +169,8 @@ step next_command_buffer() { return {.kind = op::next_command_buffer}; }
 
 constexpr ck::stage_mask draw_indirect = ck::bit(ck::stage::draw_indirect);
 constexpr ck::stage_mask compute = ck::bit(ck::stage::compute_shader);
+constexpr ck::stage_mask fragment_shader = ck::bit(ck::stage::fragment_shader);
+constexpr ck::stage_mask early_fragment_tests = ck::bit(ck::stage::early_fragment_tests);
 constexpr ck::stage_mask transfer = ck::bit(ck::stage::transfer);
 constexpr ck::access_mask shader_read = ck::bit(ck::access_type::shader_read);
 constexpr ck::access_mask shader_write = ck::bit(ck::access_type::shader_write);
@@ -239,6 +243,14 @@ std::vector<scenario> scenarios() {
        {dispatch_indirect(e, a, c), barrier(transfer, compute), dispatch(b, e)}, true},
       {"indirect dispatch reads args in E, execution-only DRAW_INDIRECT->DRAW_INDIRECT barrier, copy writes E",
        {dispatch_indirect(e, a, c), barrier(draw_indirect, draw_indirect), copy(b, e)}, true},
+      // Graphics order EARLY_FRAGMENT_TESTS < FRAGMENT_SHADER, seen through
+      // chaining: a destination FRAGMENT_SHADER (and later) meets a source
+      // FRAGMENT_SHADER (and earlier) but not a source EARLY_FRAGMENT_TESTS.
+      {"dispatch reads B, barriers COMPUTE->EARLY_FRAGMENT_TESTS and FRAGMENT_SHADER->TRANSFER (chained), copy writes B",
+       {dispatch(b, c), barrier(compute, early_fragment_tests), barrier(fragment_shader, transfer), copy(a, b)}, false},
+      {"dispatch reads B, barriers COMPUTE->FRAGMENT_SHADER and EARLY_FRAGMENT_TESTS->TRANSFER (not chained), copy "
+       "writes B",
+       {dispatch(b, c), barrier(compute, fragment_shader), barrier(early_fragment_tests, transfer), copy(a, b)}, true},
       // Events (issue 22, item 4): a split barrier orders like a barrier; a
       // wait whose srcStageMask is not the OR of the sets' stage masks is
       // a validation error on both sides (VUID-vkCmdWaitEvents-srcStageMask-01158).
