@@ -3,8 +3,10 @@
 //
 // Property test for <causal/check/checker.hpp>: on thousands of random
 // streams (1..40 commands, one or two queues, barriers with and without
-// BY_REGION, events, render passes with subpass dependencies, semaphores,
-// buffer and image barriers with layout transitions), every order verdict
+// BY_REGION, events (waits mostly valid: the checker refuses the others),
+// render passes with subpass dependencies, semaphores, buffer and image
+// barriers with layout transitions, stage masks whose logically earlier /
+// later stages differ by pipeline), every order verdict
 // of the vector-clock checker, for both `<` and `<_region` and every pair of
 // queryable points, equals the brute-force transitive closure of the
 // explicit edges of Vulkan's dependency rules (<causal/check/reference.hpp>),
@@ -36,19 +38,24 @@ struct generator {
   std::uint32_t pick(std::uint32_t n) { return static_cast<std::uint32_t>(rng() % n); }
   bool coin(std::uint32_t percent) { return pick(100) < percent; }
 
-  static constexpr stage interesting[] = {stage::top_of_pipe,     stage::vertex_shader,
-                                          stage::fragment_shader, stage::color_attachment_output,
-                                          stage::compute_shader,  stage::transfer,
+  // DRAW_INDIRECT (in the graphics and the compute pipeline) and
+  // EARLY_FRAGMENT_TESTS (before FRAGMENT_SHADER) exercise the logically
+  // earlier / later stages of execution scopes.
+  static constexpr stage interesting[] = {stage::top_of_pipe,          stage::draw_indirect,
+                                          stage::vertex_shader,        stage::early_fragment_tests,
+                                          stage::fragment_shader,      stage::color_attachment_output,
+                                          stage::compute_shader,       stage::transfer,
                                           stage::bottom_of_pipe};
+  static constexpr std::uint32_t interesting_count = 9;
 
   stage_mask stages() {
     stage_mask m = 0;
     const std::uint32_t n = 1 + pick(2);
     for (std::uint32_t i = 0; i < n; ++i) {
-      const std::uint32_t k = pick(9);
-      if (k < 7) {
+      const std::uint32_t k = pick(interesting_count + 2);
+      if (k < interesting_count) {
         m |= bit(interesting[k]);
-      } else if (k == 7) {
+      } else if (k == interesting_count) {
         m |= all_graphics_bit;
       } else {
         m |= all_commands_bit;
@@ -58,9 +65,10 @@ struct generator {
   }
 
   stage access_stage() {
-    static constexpr stage s[] = {stage::vertex_shader, stage::fragment_shader,
-                                  stage::color_attachment_output, stage::compute_shader, stage::transfer};
-    return s[pick(5)];
+    static constexpr stage s[] = {stage::draw_indirect,  stage::vertex_shader,
+                                  stage::fragment_shader, stage::color_attachment_output,
+                                  stage::compute_shader, stage::transfer};
+    return s[pick(6)];
   }
 
   access_type access_for(stage s, bool write) {
@@ -68,6 +76,7 @@ struct generator {
       case stage::transfer: return write ? access_type::transfer_write : access_type::transfer_read;
       case stage::color_attachment_output:
         return write ? access_type::color_attachment_write : access_type::color_attachment_read;
+      case stage::draw_indirect: return access_type::indirect_command_read;  // only reads happen there
       default: return write ? access_type::shader_write : access_type::shader_read;
     }
   }
