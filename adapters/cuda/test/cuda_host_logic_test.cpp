@@ -103,8 +103,11 @@ TEST_CASE("cuda stream queue: memory-ops mode issues wait-value and write-value,
   REQUIRE(q1.submit({}, {{&s, 1}}, f.op(1)));
   REQUIRE(q2.submit({{&s, 1}}, {{&done, 1}}, f.op(2)));
   CHECK(dev.calls("wait_value64") == 1);
-  // A signal and a completion-word write per submission, no host function.
-  CHECK(dev.calls("write_value64") == 4);
+  // A signal and a completion-word write per submission, in one batch; no
+  // host function.
+  CHECK(dev.calls("write_values64") == 2);
+  CHECK(dev.calls("write_value64") == 0);
+  CHECK(q2.backend().issued().write_batches == 1);
   CHECK(dev.calls("launch_host_func") == 0);
   CHECK(dev.calls("event_record") == 0);
   CHECK(dev.calls("stream_wait_event") == 0);
@@ -166,11 +169,11 @@ TEST_CASE("cuda stream queue: the same-stream deadlock rule refuses, and changes
   SECTION("a later signal of the same stream for a value it already waits on") {
     REQUIRE(q1.submit({{&s, 2}}, {}, f.op(1)));
     CHECK(q1.backend().guard().open_count() == 1);
-    const int writes = dev.calls("write_value64");
+    const int writes = dev.calls("write_values64");
     auto r = q1.submit({}, {{&s, 3}}, f.op(2));
     REQUIRE_FALSE(r);
     CHECK(r.error_value().code() == errc::failed_precondition);
-    CHECK(dev.calls("write_value64") == writes);
+    CHECK(dev.calls("write_values64") == writes);
     CHECK(q1.epoch() == 1);
     // Signals of other semaphores are not affected.
     auto& t = f.make_semaphore();
@@ -237,6 +240,7 @@ TEST_CASE("cuda event stream queue: events per signal, a wait on the covering ev
   CHECK(dev.calls("stream_wait_event") == 1);
   CHECK(dev.calls("wait_value64") == 0);
   CHECK(dev.calls("write_value64") == 0);
+  CHECK(dev.calls("write_values64") == 0);
   CHECK(q2.stats().device_waits == 1);
   REQUIRE(f.finish());
   CHECK(f.log() == std::vector<int>{1, 2});
@@ -293,6 +297,7 @@ TEST_CASE("cuda stream queue: without 64-bit memory operations, host signalling 
   REQUIRE(q2.submit({{&s, 1}}, {}, f.op(2)));
   CHECK(dev.calls("wait_value64") == 0);
   CHECK(dev.calls("write_value64") == 0);
+  CHECK(dev.calls("write_values64") == 0);
   CHECK(dev.calls("stream_wait_event") == 1);
   REQUIRE(f.finish());
   CHECK(f.log() == std::vector<int>{1, 2});
@@ -348,7 +353,7 @@ TEST_CASE("cuda stream queue: device failures fail the submission's signals", "[
   REQUIRE_FALSE(r);
   CHECK(r.error_value().code() == errc::device_lost);
   CHECK(out.failed());
-  dev.fail_nth("write_value64", 2);  // the completion write, after the signal's
+  dev.fail_next("write_values64");  // the signal's and the completion's batch
   auto& out2 = f.make_semaphore();
   auto r2 = q1.submit({}, {{&out2, 1}}, f.op(3));
   REQUIRE_FALSE(r2);

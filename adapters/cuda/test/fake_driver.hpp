@@ -355,6 +355,19 @@ class fake_device {
         self().push(s, std::move(c));
         return 0;
       };
+      d.write_values64 = [](api::stream_t s, std::uint64_t* const* w, const std::uint64_t* v,
+                            std::size_t n) noexcept {
+        if (self().enter("write_values64")) return self().code_or(fake_error);
+        if (!self().memory_ops) return 801;
+        for (std::size_t i = 0; i < n; ++i) {
+          command c;
+          c.k = kind::write_value;
+          c.word = w[i];
+          c.value = v[i];
+          self().push(s, std::move(c));
+        }
+        return 0;
+      };
       d.launch_host_func = [](api::stream_t s, void (*fn)(void*) noexcept, void* data) noexcept {
         if (self().enter("launch_host_func")) return self().code_or(fake_error);
         command c;

@@ -9,10 +9,11 @@
 // neutral signatures: each returns the native status as an `int` (0 =
 // success). `native_driver()` returns the real one: runtime calls through
 // thin wrappers, driver calls (cuStreamWaitValue64 with GEQ,
-// cuStreamWriteValue64, cuDeviceGetAttribute) through pointers fetched
-// once with cudaGetDriverEntryPointByVersion; an entry point the installed
-// driver lacks (or no driver at all) answers with a failure status instead
-// of crashing. Every adapter object takes a `const driver_table&`, so tests
+// cuStreamWriteValue64, cuStreamBatchMemOp, cuDeviceGetAttribute) through
+// pointers fetched once with cudaGetDriverEntryPointByVersion; an entry
+// point the installed driver lacks (or no driver at all) answers with a
+// failure status instead of crashing (a missing cuStreamBatchMemOp falls
+// back to one cuStreamWriteValue64 per write). Every adapter object takes a `const driver_table&`, so tests
 // inject a fake (adapters/cuda/test/fake_driver.hpp) and exercise the
 // adapter's host logic on a machine with no GPU.
 //
@@ -97,6 +98,11 @@ struct driver_table {
       nullptr;
   int (*write_value64)(api::stream_t stream, std::uint64_t* word, std::uint64_t value) noexcept =
       nullptr;
+  /// Writes values[i] into words[i], i < count, in order, as one batch
+  /// (cuStreamBatchMemOp; one write_value64 each where there is none).
+  /// Null: the adapter calls write_value64 for each.
+  int (*write_values64)(api::stream_t stream, std::uint64_t* const* words,
+                        const std::uint64_t* values, std::size_t count) noexcept = nullptr;
 
   /// Enqueues fn(data) on the host, in stream order. fn must not call the
   /// runtime or block (cudaLaunchHostFunc's rule).
@@ -254,6 +260,14 @@ struct native {
   static int write_value64(api::stream_t s, std::uint64_t* w, std::uint64_t v) noexcept {
     return static_cast<int>(hipStreamWriteValue64(s, w, v, 0));
   }
+  // HIP 5.2 has no batch of stream memory operations: one write each.
+  static int write_values64(api::stream_t s, std::uint64_t* const* w, const std::uint64_t* v,
+                            std::size_t n) noexcept {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (const int e = write_value64(s, w[i], v[i]); e != 0) return e;
+    }
+    return 0;
+  }
   // HIP 5.2 has no hipLaunchHostFunc; hipStreamAddCallback stands in. Its
   // callback has another signature and only one data pointer, so the host
   // function travels through one process-wide slot: the adapter only ever
@@ -334,6 +348,7 @@ inline constexpr int not_supported = static_cast<int>(cudaErrorNotSupported);
 struct driver_entry_points {
   CUresult (*wait_value64)(CUstream, CUdeviceptr, cuuint64_t, unsigned) = nullptr;
   CUresult (*write_value64)(CUstream, CUdeviceptr, cuuint64_t, unsigned) = nullptr;
+  CUresult (*batch_mem_op)(CUstream, unsigned, CUstreamBatchMemOpParams*, unsigned) = nullptr;
   CUresult (*device_get)(CUdevice*, int) = nullptr;
   CUresult (*device_get_attribute)(int*, CUdevice_attribute, CUdevice) = nullptr;
 };
@@ -358,6 +373,7 @@ inline const driver_entry_points& entry_points() noexcept {
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) return t;
     fetch_entry_point("cuStreamWaitValue64", t.wait_value64);
     fetch_entry_point("cuStreamWriteValue64", t.write_value64);
+    fetch_entry_point("cuStreamBatchMemOp", t.batch_mem_op);
     fetch_entry_point("cuDeviceGet", t.device_get);
     fetch_entry_point("cuDeviceGetAttribute", t.device_get_attribute);
     return t;
@@ -442,6 +458,35 @@ struct native {
     return static_cast<int>(ep.write_value64(s, reinterpret_cast<CUdeviceptr>(w), v,
                                              CU_STREAM_WRITE_VALUE_DEFAULT));
   }
+  // One cuStreamBatchMemOp per `chunk` writes (a stack array; the adapter
+  // never asks for more than ~20), or one write each without the entry.
+  static int write_values64(api::stream_t s, std::uint64_t* const* w, const std::uint64_t* v,
+                            std::size_t n) noexcept {
+    const driver_entry_points& ep = entry_points();
+    if (ep.batch_mem_op == nullptr) {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (const int e = write_value64(s, w[i], v[i]); e != 0) return e;
+      }
+      return 0;
+    }
+    constexpr std::size_t chunk = 32;
+    for (std::size_t first = 0; first < n; first += chunk) {
+      const std::size_t count = n - first < chunk ? n - first : chunk;
+      CUstreamBatchMemOpParams params[chunk] = {};
+      for (std::size_t i = 0; i < count; ++i) {
+        CUstreamBatchMemOpParams& p = params[i];
+        p.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+        p.writeValue.address = reinterpret_cast<CUdeviceptr>(w[first + i]);
+        p.writeValue.value64 = v[first + i];
+        p.writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
+      }
+      if (const CUresult r = ep.batch_mem_op(s, static_cast<unsigned>(count), params, 0);
+          r != CUDA_SUCCESS) {
+        return static_cast<int>(r);
+      }
+    }
+    return 0;
+  }
   static int launch_host_func(api::stream_t s, void (*fn)(void*) noexcept, void* data) noexcept {
     return static_cast<int>(cudaLaunchHostFunc(s, fn, data));
   }
@@ -524,6 +569,7 @@ struct native {
     t.stream_wait_event = &n::stream_wait_event;
     t.wait_value64 = &n::wait_value64;
     t.write_value64 = &n::write_value64;
+    t.write_values64 = &n::write_values64;
     t.launch_host_func = &n::launch_host_func;
     t.host_alloc_mapped = &n::host_alloc_mapped;
     t.host_free = &n::host_free;

@@ -10,7 +10,9 @@
 // `stream_backend<Mode>` that turns what is left into stream commands:
 //
 //   memory_ops (stream_queue)  wait S >= v: cuStreamWaitValue64(word, v,
-//              GEQ); signal S := v: cuStreamWriteValue64(word, v). The
+//              GEQ); signal S := v: a write of v into the word, enqueued
+//              with the operation's other writes (progress and completion
+//              words) as one cuStreamBatchMemOp. The
 //              device can wait before the signal exists (waits_before_signal),
 //              but a wait enqueued ahead of its signal can deadlock: see
 //              "Held operations" below. A device without 64-bit stream
@@ -417,10 +419,7 @@ class stream_backend {
     staged_count_ = 0;
     ++in_flight_;
     if (progress_ != nullptr && !host_signalling_ && Mode == sync_mode::memory_ops) {
-      if (to_status(drv().write_value64(stream_, progress_->device_word(), epoch),
-                    "cuStreamWriteValue64")) {
-        progress_->note_sent(epoch);
-      }
+      stage_write(progress_->device_word(), epoch, progress_);
     }
     return status{};
   }
@@ -431,15 +430,9 @@ class stream_backend {
       return status{error{errc::failed_precondition, "stream queue: signal without an operation", v}};
     }
     if (Mode == sync_mode::memory_ops && !host_signalling_) {
-      // A held operation's signals are written when it is issued.
-      if (!sl.held) {
-        if (status st = to_status(drv().write_value64(stream_, s.device_word(), v),
-                                  "cuStreamWriteValue64");
-            !st) {
-          return st;
-        }
-        s.note_sent(v);
-      }
+      // Written by flush(), in one batch with the operation's other
+      // writes; a held operation's when it is issued.
+      if (!sl.held) stage_write(s.device_word(), v, &s);
     } else {
       result<api::event_t> e = dev_->acquire_event();
       if (!e) return e.error_value();
@@ -638,6 +631,7 @@ class stream_backend {
     std::uint64_t host_functions = 0;   ///< completion host functions
     std::uint64_t held_operations = 0;  ///< operations held on the host before issue
     std::uint64_t completion_writes = 0;  ///< completion-word writes (memory-ops mode)
+    std::uint64_t write_batches = 0;  ///< batches of stream writes (memory-ops mode)
   };
   [[nodiscard]] const counters& issued() const noexcept { return counters_; }
 
@@ -780,21 +774,11 @@ class stream_backend {
       }
     }
     mark_issued();
-    if (progress_ != nullptr) {
-      if (to_status(drv().write_value64(stream_, progress_->device_word(), sl.epoch),
-                    "cuStreamWriteValue64")) {
-        progress_->note_sent(sl.epoch);
-      }
-    }
-    if (!with_completion) return status{};
+    if (progress_ != nullptr) stage_write(progress_->device_word(), sl.epoch, progress_);
+    if (!with_completion) return status{};  // signals and completion follow (flush)
     for (std::size_t i = 0; i < sl.signal_count; ++i) {
-      Semaphore& s = *sl.signals[i].semaphore;
-      if (status st = to_status(drv().write_value64(stream_, s.device_word(), sl.signals[i].value),
-                                "cuStreamWriteValue64");
-          !st) {
-        return st;
-      }
-      s.note_sent(sl.signals[i].value);
+      stage_write(sl.signals[i].semaphore->device_word(), sl.signals[i].value,
+                  sl.signals[i].semaphore);
     }
     return enqueue_completion(sl);
   }
@@ -804,11 +788,54 @@ class stream_backend {
   status enqueue_completion(slot& sl) noexcept {
     if (completion_word_.host != nullptr) {
       ++counters_.completion_writes;
-      return to_status(drv().write_value64(stream_, completion_word_.device, sl.epoch),
-                       "cuStreamWriteValue64");
+      stage_write(completion_word_.device, sl.epoch, nullptr);
     }
+    if (status st = flush_writes(); !st) return st;
+    if (completion_word_.host != nullptr) return status{};
     ++counters_.host_functions;
     return to_status(drv().launch_host_func(stream_, &on_complete, &sl), "cudaLaunchHostFunc");
+  }
+
+  // Memory-ops mode: one operation's stream writes (progress word,
+  // signals, completion word) are gathered and enqueued together.
+  void stage_write(std::uint64_t* word, std::uint64_t v, Semaphore* sent) noexcept {
+    writes_[write_count_++] = pending_write{word, v, sent};
+  }
+
+  // Enqueues the gathered writes in order, as one cuStreamBatchMemOp (or
+  // one write each); only then are their values sent (semaphore::sent).
+  // On failure none counts as sent: the core fails the operation's
+  // signals.
+  status flush_writes() noexcept {
+    const std::size_t n = write_count_;
+    write_count_ = 0;
+    if (n == 0) return status{};
+    std::array<std::uint64_t*, max_writes> words{};
+    std::array<std::uint64_t, max_writes> values{};
+    for (std::size_t i = 0; i < n; ++i) {
+      words[i] = writes_[i].word;
+      values[i] = writes_[i].value;
+    }
+    if (drv().write_values64 != nullptr) {
+      if (status st = to_status(drv().write_values64(stream_, words.data(), values.data(), n),
+                                "cuStreamBatchMemOp");
+          !st) {
+        return st;
+      }
+    } else {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (status st = to_status(drv().write_value64(stream_, words[i], values[i]),
+                                  "cuStreamWriteValue64");
+            !st) {
+          return st;
+        }
+      }
+    }
+    ++counters_.write_batches;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (writes_[i].sent != nullptr) writes_[i].sent->note_sent(writes_[i].value);
+    }
+    return status{};
   }
 
   // The highest epoch the stream has finished: the completion word or the
@@ -940,6 +967,15 @@ class stream_backend {
   bool holds_ = false;  // memory-ops mode: waits are held until their signal is sent
   bool stream_idle_ = false;  // drain() saw the stream finish everything
   timeline_word completion_word_{};  // memory-ops mode: the finished epoch, or no word
+  struct pending_write {
+    std::uint64_t* word = nullptr;
+    std::uint64_t value = 0;
+    Semaphore* sent = nullptr;  // whose value becomes sent once enqueued
+  };
+  // An operation's writes: its signals, the progress and completion words.
+  static constexpr std::size_t max_writes = max_signals_per_op + 2;
+  std::array<pending_write, max_writes> writes_{};
+  std::size_t write_count_ = 0;
   std::size_t held_count_ = 0;  // the last held_count_ ring slots are held
   status failure_{};
   Semaphore* progress_ = nullptr;
