@@ -404,20 +404,7 @@ class stream_backend {
         return s;
       }
     }
-    slot& sl = ring_[(head_ + in_flight_) % max_in_flight];
-    sl.epoch = epoch;
-    sl.failed = false;
-    sl.held = false;
-    sl.wait_count = staged_count_;
-    for (std::size_t i = 0; i < staged_count_; ++i) sl.waits[i] = staged_[i];
-    // Waits of failed submissions before this one: the stream passes them
-    // before this operation's host function runs.
-    sl.stray_count = stray_count_;
-    for (std::size_t i = 0; i < stray_count_; ++i) sl.strays[i] = strays_[i];
-    stray_count_ = 0;
-    sl.signal_count = 0;
-    staged_count_ = 0;
-    ++in_flight_;
+    (void)claim_slot(epoch, /*held=*/false);
     if (progress_ != nullptr && !host_signalling_ && Mode == sync_mode::memory_ops) {
       stage_write(progress_->device_word(), epoch, progress_);
     }
@@ -700,19 +687,8 @@ class stream_backend {
   // issued at once when nothing is held before it and every wait's signal
   // has been sent, else it stays held (FIFO) for resume().
   status execute_or_hold(const stream_operation& op, std::uint64_t epoch) noexcept {
-    slot& sl = ring_[(head_ + in_flight_) % max_in_flight];
-    sl.epoch = epoch;
-    sl.failed = false;
-    sl.held = true;
+    slot& sl = claim_slot(epoch, /*held=*/true);
     sl.op = op;
-    sl.wait_count = staged_count_;
-    for (std::size_t i = 0; i < staged_count_; ++i) sl.waits[i] = staged_[i];
-    sl.stray_count = stray_count_;
-    for (std::size_t i = 0; i < stray_count_; ++i) sl.strays[i] = strays_[i];
-    stray_count_ = 0;
-    sl.signal_count = 0;
-    staged_count_ = 0;
-    ++in_flight_;
     ++held_count_;
     if (held_count_ == 1 && sendable(sl)) {
       if (status s = issue_held(sl, /*with_completion=*/false); !s) {
@@ -723,6 +699,25 @@ class stream_backend {
       ++counters_.held_operations;
     }
     return status{};
+  }
+
+  // Takes the next ring slot for the operation of `epoch` and moves the
+  // staged waits into it, with the waits of failed submissions before it
+  // (strays: the stream passes them before this operation completes).
+  slot& claim_slot(std::uint64_t epoch, bool held) noexcept {
+    slot& sl = ring_[(head_ + in_flight_) % max_in_flight];
+    sl.epoch = epoch;
+    sl.failed = false;
+    sl.held = held;
+    sl.wait_count = staged_count_;
+    for (std::size_t i = 0; i < staged_count_; ++i) sl.waits[i] = staged_[i];
+    sl.stray_count = stray_count_;
+    for (std::size_t i = 0; i < stray_count_; ++i) sl.strays[i] = strays_[i];
+    stray_count_ = 0;
+    sl.signal_count = 0;
+    staged_count_ = 0;
+    ++in_flight_;
+    return sl;
   }
 
   // Every wait of `sl` still to enqueue has had its signal sent (or reached).
