@@ -309,18 +309,10 @@ int main(int argc, char** argv) {
   {
     // Skip only for "no device" (cudaErrorNoDevice, or no driver at all);
     // a driver older than the runtime, or any other failure, fails loudly.
-    const causal::cuda::driver_table& drv = causal::cuda::native_driver();
-    const causal::result<int> count = causal::cuda::device_count(drv);
-    if (!count) {
-      const int code = static_cast<int>(count.error_value().position());
-      std::fprintf(stderr, "FAIL: cudaGetDeviceCount: %s (%s), native code %d: not a missing device\n",
-                   causal::cuda::native_error_name(drv, code),
-                   causal::cuda::native_error_string(drv, code), code);
-      return 1;
-    }
-    if (*count == 0) {
-      std::fprintf(stderr, "SKIP: no CUDA device: cudaErrorNoDevice or no driver installed (exit code 77)\n");
-      return 77;
+    char why[256];
+    if (const int gate = causal::cuda::device_gate(causal::cuda::native_driver(), why, sizeof why); gate != 0) {
+      std::fprintf(stderr, "%s: %s\n", gate == 77 ? "SKIP" : "FAIL", why);
+      return gate;
     }
   }
   std::printf("device: %s\n", the_gpu().dev.name());

@@ -86,17 +86,12 @@ TEST_CASE("cuda device: the device pool hands out device memory", "[cuda][device
 int main(int argc, char* argv[]) {
   // Skip only for "no device" (cudaErrorNoDevice, or no driver at all); a
   // driver older than the runtime, or any other failure, fails loudly.
-  const causal::cuda::driver_table& drv = causal::cuda::native_driver();
-  const causal::result<int> count = causal::cuda::device_count(drv);
-  if (!count) {
-    const int code = static_cast<int>(count.error_value().position());
-    std::fprintf(stderr, "FAIL: cudaGetDeviceCount: %s (%s), native code %d: not a missing device\n",
-                 causal::cuda::native_error_name(drv, code), causal::cuda::native_error_string(drv, code),
-                 code);
-    return 1;
-  }
-  if (*count == 0) {
-    causal::test::skip_binary("no CUDA device: cudaErrorNoDevice or no driver installed");
+  char why[256];
+  const int gate = causal::cuda::device_gate(causal::cuda::native_driver(), why, sizeof why);
+  if (gate == 77) causal::test::skip_binary(why);
+  if (gate != 0) {
+    std::fprintf(stderr, "FAIL: %s\n", why);
+    return gate;
   }
   return causal::test::run_catch_session(argc, argv);
 }

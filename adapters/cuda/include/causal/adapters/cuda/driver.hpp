@@ -49,6 +49,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdio>
 #include <cstdint>
 
 CAUSAL_BEGIN_NAMESPACE
@@ -178,6 +179,28 @@ struct driver_table {
 [[nodiscard]] inline const char* native_error_string(const driver_table& t, int code) noexcept {
   const char* text = t.error_string != nullptr ? t.error_string(code) : nullptr;
   return text != nullptr ? text : "unknown";
+}
+
+/// What a program that needs a CUDA device should do, decided once at
+/// start-up: returns 0 when there is a device, 77 (the conventional
+/// "skipped" exit status, which Meson reports as SKIP) when there is none
+/// (cudaErrorNoDevice, or no driver installed), and 1 on any other failure.
+/// The non-zero answers write the reason for a person into `why` (at most
+/// `why_size` bytes, terminated), for the caller to print after "SKIP: " or
+/// "FAIL: ".
+[[nodiscard]] inline int device_gate(const driver_table& t, char* why, std::size_t why_size) noexcept {
+  const result<int> count = device_count(t);
+  if (!count) {
+    const int code = static_cast<int>(count.error_value().position());
+    std::snprintf(why, why_size, "cudaGetDeviceCount: %s (%s), native code %d: not a missing device",
+                  native_error_name(t, code), native_error_string(t, code), code);
+    return 1;
+  }
+  if (*count == 0) {
+    std::snprintf(why, why_size, "no CUDA device: cudaErrorNoDevice or no driver installed");
+    return 77;
+  }
+  return 0;
 }
 
 /// Makes `ordinal` the calling thread's current device for the life of
