@@ -283,7 +283,16 @@ struct tiled {
       // Hold the work back until a second worker has come in (the test is
       // about concurrent drainers, not about how soon the machine runs
       // one): the test thread waits for that event, and only its hang
-      // guard lets the work go on alone.
+      // guard lets the work go on alone. The executor recruits parked
+      // workers when work arrives or a budget rises; one that parked
+      // while this work was held back (its re-check found the slot taken)
+      // is not called again by itself -- a process doing real work never
+      // needs it, it finishes alone -- so ask again, by lowering and
+      // restoring the budget. Without this, under TSan beside another
+      // test, a round could wait out the hang guard with one worker.
+      const std::uint32_t budget = self.wake_budget();
+      self.set_wake_budget(1);
+      self.set_wake_budget(budget);
       t->inside.fetch_sub(1);
       return drain_result::idle();
     }
