@@ -251,21 +251,19 @@ class queue_operation {
   template <class Callable>
   static status call_host(Callable& fn, const host_call_context& context) noexcept {
     constexpr bool with_context = std::is_invocable_v<Callable&, const host_call_context&>;
-    const auto invoke = [&]() -> status {
+    const auto call = [&]() -> decltype(auto) {
       if constexpr (with_context) {
-        if constexpr (std::is_void_v<std::invoke_result_t<Callable&, const host_call_context&>>) {
-          fn(context);
-          return status{};
-        } else {
-          return status(fn(context));
-        }
+        return fn(context);
       } else {
-        if constexpr (std::is_void_v<std::invoke_result_t<Callable&>>) {
-          fn();
-          return status{};
-        } else {
-          return status(fn());
-        }
+        return fn();
+      }
+    };
+    const auto invoke = [&]() -> status {
+      if constexpr (std::is_void_v<decltype(call())>) {
+        call();
+        return status{};
+      } else {
+        return status(call());
       }
     };
     constexpr bool nothrow = with_context ? std::is_nothrow_invocable_v<Callable&, const host_call_context&>
