@@ -430,8 +430,16 @@ class basic_queue {
                               "submit: two signals of one semaphore in one submission", i}};
         }
       }
+      // The lookup takes the semaphore's lock and sees v either pending or
+      // reached: an earlier signal of v that completed after the payload
+      // was read above must not let a repeat through (it would execute,
+      // and its refused signal would then fail the semaphore).
       const auto announced = s.semaphore->frontier_at(s.value);
-      if (announced && !announced->reached && announced->signal_value == s.value) {
+      if (announced && announced->reached) {
+        return status{error{errc::not_increasing, "submit: signal value not above the payload",
+                            s.value}};
+      }
+      if (announced && announced->signal_value == s.value) {
         return status{error{errc::invalid_argument, "submit: signal value already submitted",
                             s.value}};
       }

@@ -30,6 +30,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -873,6 +874,53 @@ TEST_CASE("queue: validation also guards deferring queues, before anything is de
   CHECK(r2.code() == errc::not_increasing);
   CHECK(q.deferred_count() == 1);
   CHECK(q.stats().host_deferrals == 1);
+}
+
+namespace {
+
+/// A semaphore that runs `after_value_read` (once) right after its payload
+/// is read: it puts a completion exactly between the payload check and the
+/// announced-signal check of submit's validation.
+class completing_semaphore : public semaphore {
+ public:
+  std::uint64_t value() const noexcept {
+    const std::uint64_t v = semaphore::value();
+    if (after_value_read) std::exchange(after_value_read, nullptr)();
+    return v;
+  }
+  mutable std::function<void()> after_value_read;
+};
+
+}  // namespace
+
+TEST_CASE("queue: a repeated signal value is rejected even when the first one completes while "
+          "the repeat is validated",
+          "[queue][errors][validation][race]") {
+  // Regression: validation read the payload (below v), then the earlier
+  // signal of v completed, then the announced-signal lookup saw v reached
+  // and found no pending record of v -- so the repeat passed, executed,
+  // and its signal failed the semaphore (the CPU conformance suite's "bad
+  // submissions change nothing" saw epoch 2 and a failed wait once).
+  using racing_queue =
+      causal::basic_queue<frontier, causal::recording_backend<completing_semaphore, true>>;
+  racing_queue q{A};
+  completing_semaphore s;
+  const auto first = q.submit({}, {racing_queue::signal_type{&s, 3}}, 1);
+  REQUIRE(first.ok());
+  bool completed = false;
+  s.after_value_read = [&] {
+    completed = q.backend().complete_next() == 1;
+    q.retire(1);
+  };
+  const auto repeated = q.submit({}, {racing_queue::signal_type{&s, 3}}, 2);
+  REQUIRE(completed);  // the completion did land inside the validation
+  REQUIRE_FALSE(repeated.ok());
+  CHECK(repeated.code() == errc::not_increasing);
+  CHECK(q.epoch() == 1);
+  CHECK(q.stats().submissions == 1);
+  CHECK_FALSE(s.failed());
+  CHECK(s.value() == 3);
+  CHECK(s.wait(3).ok());
 }
 
 //===-- backend failures --------------------------------------------------------------===//
