@@ -250,7 +250,9 @@ TEST_CASE("stress: an external schedule always reaches a fully parked executor",
 
 namespace {
 /// A process that sleeps after each drain until woken; a gate lets one of
-/// several concurrent drainers suspend it per cycle.
+/// several concurrent drainers in at a time, and one that gets through it
+/// after another suspended the process (it entered before the suspend)
+/// sees the count above 0 and leaves: exactly one suspend per cycle.
 struct sleeper {
   std::atomic<int> drains{0};
   std::atomic<bool> stop{false};
@@ -262,6 +264,10 @@ struct sleeper {
     p.set_drain([](process& self, worker_context&) noexcept {
       auto* s = static_cast<sleeper*>(self.user_data());
       if (s->busy.exchange(true, std::memory_order_acquire)) return drain_result::idle();
+      if (self.suspend_count() != 0) {
+        s->busy.store(false, std::memory_order_release);
+        return drain_result::idle();
+      }
       if (s->stop.load()) {
         s->busy.store(false, std::memory_order_release);
         return drain_result::complete();

@@ -515,7 +515,11 @@ TEMPLATE_TEST_CASE("executor: a producer submits 20 000 processes while workers 
 namespace {
 /// Sleeps after every drain until woken by the test; counts drains. With a
 /// wake budget above 1 several workers may be inside at once: a gate lets
-/// exactly one of them suspend it per cycle.
+/// one of them in at a time, and a drainer that gets through the gate after
+/// another one suspended the process (it entered before the suspend, which
+/// the executor allows) finds the count above 0 and leaves. Without that
+/// check it would suspend a second time in one cycle, run a cycle ahead of
+/// the test's wakes and complete before the last one.
 struct ping {
   release_counter* counter = nullptr;
   std::atomic<int> drains{0};
@@ -527,6 +531,10 @@ struct ping {
     p.set_drain([](process& self, worker_context&) noexcept {
       auto* pg = static_cast<ping*>(self.user_data());
       if (pg->busy.exchange(true, std::memory_order_acquire)) return drain_result::idle();
+      if (self.suspend_count() != 0) {
+        pg->busy.store(false, std::memory_order_release);
+        return drain_result::idle();
+      }
       if (pg->drains.load() == pg->cycles) {
         pg->busy.store(false, std::memory_order_release);
         return drain_result::complete();
