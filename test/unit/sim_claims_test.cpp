@@ -292,7 +292,22 @@ TEST_CASE("sim claims: every shipped scenario runs soundly under all three model
     for (const auto& [w, d] : {std::pair<std::size_t, std::size_t>{1, 1}, {2, 3}}) {
       const auto s = sim::scale(*loaded, w, d);
       REQUIRE(s.ok());
-      for (const sim::model m : sim::all_models) (void)run_checked(*s, m);
+      for (const sim::model m : sim::all_models) {
+        const sim::run_result r = run_checked(*s, m);
+        // Every elided wait has exactly one reason, and each model only
+        // the reasons it has.
+        std::uint64_t unaccounted = 0;
+        std::uint64_t foreign = 0;
+        for (const sim::op_record& o : r.ops) {
+          const sim::elided_counts& e = o.elided;
+          unaccounted += o.waits_elided -
+                         (e.same_queue + e.already_waited + e.reached + e.dominated + e.collective_known);
+          foreign += m == sim::model::frontiers ? e.already_waited
+                                                : e.reached + e.dominated + e.collective_known;
+        }
+        CHECK(unaccounted == 0);
+        CHECK(foreign == 0);
+      }
       if (s->speculation && w == 1 && d == 1) {
         const auto report = sim::analyze_speculation(*s, run_checked(*s, sim::model::frontiers));
         CHECK(report.cancel == s->speculation->expect_cancel);

@@ -118,6 +118,16 @@ struct metrics {
   double makespan = 0;                ///< end of the last operation
 };
 
+/// Why a declared dependency needed no device wait. The sum over the
+/// kinds is op_record::waits_elided.
+struct elided_counts {
+  std::uint64_t same_queue = 0;  ///< every model: the queue's FIFO order (or, frontiers, its own signal)
+  std::uint64_t already_waited = 0;  ///< baselines: the queue waited for it (or >= it) before
+  std::uint64_t reached = 0;     ///< frontiers tier 0: the value had been reached
+  std::uint64_t dominated = 0;   ///< frontiers tier 1: the knowledge covered its producer
+  std::uint64_t collective_known = 0;  ///< frontiers: the queue already held the collective's entry
+};
+
 /// What happened to one operation.
 struct op_record {
   double submit = 0;  ///< host time it was submitted
@@ -125,6 +135,7 @@ struct op_record {
   double end = 0;     ///< latest part end
   std::uint64_t device_waits = 0;  ///< waits issued for it (all parts)
   std::uint64_t waits_elided = 0;
+  elided_counts elided{};          ///< waits_elided by reason
   std::uint64_t epoch = 0;         ///< epoch of its (first) part on its queue
 };
 
@@ -325,9 +336,10 @@ class engine {
     if (!mine.empty() && !theirs.empty() && mine != theirs) ++result_.totals.cross_workload_waits;
   }
 
-  void elide() {
+  void elide(std::uint64_t elided_counts::*why) {
     ++result_.totals.waits_elided;
     ++result_.ops[cur_].waits_elided;
+    ++(result_.ops[cur_].elided.*why);
   }
 
   void host_query(std::uint64_t n = 1) {
@@ -451,12 +463,12 @@ class engine {
 
   void baseline_dependency(std::size_t q, std::size_t d, const part_ref& p) {
     if (p.queue == q) {
-      elide();  // FIFO
+      elide(&elided_counts::same_queue);  // FIFO
       return;
     }
     if (model_ == model::binary_events) {
       if (!waited_[q].insert({d, p.queue}).second) {
-        elide();  // this queue already waited for that operation
+        elide(&elided_counts::already_waited);  // this queue already waited for that operation
         return;
       }
       ++result_.totals.events_created;
@@ -466,7 +478,7 @@ class engine {
     }
     std::uint64_t& seen = memo_[q][p.queue];
     if (seen >= p.epoch) {
-      elide();  // already waited on that timeline at >= the value
+      elide(&elided_counts::already_waited);  // already waited on that timeline at >= the value
       return;
     }
     seen = p.epoch;
@@ -545,7 +557,7 @@ class engine {
           sim_channel& ch = *channels_[c->second.first];
           const std::uint64_t k = c->second.second;
           if (queue.knowledge().epoch_of(ch.axis()) >= k) {
-            elide();
+            elide(&elided_counts::collective_known);
           } else {
             if (ch.semaphore().value() < k) {
               if (status st = queue.backend().issue_wait(ch.semaphore(), k); !st) {
@@ -553,7 +565,7 @@ class engine {
                 return;
               }
             } else {
-              elide();  // reached: nothing to wait for
+              elide(&elided_counts::reached);  // reached: nothing to wait for
             }
             queue.learn(ch.entry_of(k));
           }
@@ -561,7 +573,7 @@ class engine {
         }
         const std::size_t dq = s_.ops[d].queues.front();
         if (dq == q) {
-          elide();  // FIFO: no wait at all
+          elide(&elided_counts::same_queue);  // FIFO: no wait at all
           continue;
         }
         waits.push_back(wait_t{lane_sems_[dq].get(), part_epoch_[d].front()});
@@ -573,7 +585,7 @@ class engine {
         throttle(q);
         signals.push_back(signal_t{lane_sems_[q].get(), next_epoch});
       }
-      const std::uint64_t elided_before = queue.stats().waits_elided();
+      const queue_stats before = queue.stats();
       clock_ = ready_;
       const auto r = queue.submit(std::span<const wait_t>(waits), std::span<const signal_t>(signals),
                                   static_cast<std::uint64_t>(i));
@@ -581,9 +593,14 @@ class engine {
         fail("frontiers: submit of \"" + op.name + "\" failed: " + std::string(r.error_value().message()));
         return;
       }
-      const std::uint64_t elided = queue.stats().waits_elided() - elided_before;
+      const queue_stats after = queue.stats();
+      const std::uint64_t elided = after.waits_elided() - before.waits_elided();
       result_.totals.waits_elided += elided;
-      result_.ops[i].waits_elided += elided;
+      op_record& rec = result_.ops[i];
+      rec.waits_elided += elided;
+      rec.elided.reached += after.elided_reached - before.elided_reached;
+      rec.elided.same_queue += after.elided_same_queue - before.elided_same_queue;
+      rec.elided.dominated += after.elided_dominated - before.elided_dominated;
       const std::size_t j = part_index(i, q);
       result_.totals.max_frontier_entries =
           std::max<std::uint64_t>(result_.totals.max_frontier_entries, queue.knowledge().size());
