@@ -23,6 +23,16 @@
 // for an operation to complete before submitting this one (a late
 // submission). The format is documented in examples/scenarios/README.md.
 //
+// Lane classes and scheduling. `"queue": "gpu.*"` puts an operation on the
+// lane class of device gpu: any of its lanes. `place(s, how)` picks each
+// class operation's lane and the submission order from an estimate
+// (durations and dependencies): `in_order` keeps the file's order, a lane
+// running its operations in that order (an in-order queue); `ready_first`
+// lets ready operations take free lanes in definition order, so a lane
+// runs what is ready, not the file's order (the buffer orderings the file
+// met through queue order then become dependencies). The simulator
+// places before it runs.
+//
 // `scale(s, width, depth)` makes `width` independent copies (each on its
 // own devices and buffers) of `depth` chained copies (copy j+1's roots
 // depend on copy j's sinks, on the same queues); `load_options::devices`
@@ -50,6 +60,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -101,8 +112,12 @@ struct buffer_desc {
 
 struct op_desc {
   std::string name;
-  /// One queue; a collective has one part per queue.
+  /// One queue; a collective has one part per queue. Empty for an
+  /// operation on a lane class until place() picks its lane.
   std::vector<std::size_t> queues;
+  /// A lane class ("dev.*"): the lanes place() may choose from (empty for
+  /// a pinned operation).
+  std::vector<std::size_t> lane_class;
   double duration = 0;
   /// Operations it depends on (all listed earlier), without repeats.
   std::vector<std::size_t> after;
@@ -382,9 +397,11 @@ class scenario_loader {
     return std::nullopt;
   }
 
-  /// Resolves a queue reference: "dev", "dev.lane", or a group name.
+  /// Resolves a queue reference: "dev", "dev.lane", a group name, or (with
+  /// `class_out`) a lane class "dev.*", whose lanes go to *class_out.
   opt_diag resolve_queue(const json_value& where, const std::string& ref, bool group_allowed,
-                         std::vector<std::size_t>& out, std::string& group) {
+                         std::vector<std::size_t>& out, std::string& group,
+                         std::vector<std::size_t>* class_out = nullptr) {
     group.clear();
     if (const auto g = groups_.find(ref); g != groups_.end()) {
       if (!group_allowed) {
@@ -397,6 +414,19 @@ class scenario_loader {
     }
     std::string device = ref;
     std::size_t lane = 0;
+    if (ref.size() > 2 && ref.compare(ref.size() - 2, 2, ".*") == 0) {
+      // A lane class: any lane of the device.
+      if (class_out == nullptr) {
+        return at(where, "\"" + ref + "\": a lane class (\"device.*\") is not allowed here; name one lane");
+      }
+      device = ref.substr(0, ref.size() - 2);
+      for (std::size_t d = 0; d < out_.devices.size(); ++d) {
+        if (out_.devices[d].name != device) continue;
+        for (std::size_t l = 0; l < out_.devices[d].lanes; ++l) class_out->push_back(first_queue(d) + l);
+        return std::nullopt;
+      }
+      return at(where, "unknown device \"" + device + "\" in lane class \"" + ref + "\"");
+    }
     if (const auto dot = ref.rfind('.'); dot != std::string::npos) {
       device = ref.substr(0, dot);
       const std::string lane_text = ref.substr(dot + 1);
@@ -530,9 +560,12 @@ class scenario_loader {
     if (each && base.collective) return at(o, "an operation cannot be both \"each\" and \"collective\"");
     std::vector<std::size_t> queues;
     std::string group;
-    if (auto e = resolve_queue(*o.find("queue"), queue_ref, each || base.collective, queues, group)) {
+    std::vector<std::size_t> lane_class;
+    if (auto e = resolve_queue(*o.find("queue"), queue_ref, each || base.collective, queues, group,
+                               each || base.collective ? nullptr : &lane_class)) {
       return e;
     }
+    base.lane_class = lane_class;
     if ((each || base.collective) && group.empty()) {
       return at(*o.find("queue"), "\"each\" and \"collective\" need a device group as the queue");
     }
@@ -838,6 +871,7 @@ class scenario_loader {
         op_desc c = s.ops[i];
         c.name += suffix(w, d);
         for (std::size_t& q : c.queues) q += queue_base;
+        for (std::size_t& q : c.lane_class) q += queue_base;
         for (std::size_t& a : c.after) a += op_base;
         for (auto& pa : c.part_after) {
           for (std::size_t& a : pa) a += op_base;
@@ -865,6 +899,243 @@ class scenario_loader {
     }
   }
   return out;
+}
+
+//===-- placement: lanes and submission order -------------------------------===//
+
+/// How operations get their lanes and their order on them.
+enum class scheduling : std::uint8_t {
+  /// The file's order: each lane runs its operations in file order (an
+  /// in-order queue); an operation on a lane class takes, in file order,
+  /// the lane of its class that its estimate frees first.
+  in_order,
+  /// Ready first: whenever a lane is free, the ready operations (every
+  /// dependency ended) take free lanes in definition order; a lane runs
+  /// whatever is ready, not the file's order.
+  ready_first,
+};
+
+[[nodiscard]] constexpr std::string_view to_string(scheduling how) noexcept {
+  return how == scheduling::in_order ? "in-order" : "ready-first";
+}
+
+/// A placed scenario and where each operation went.
+struct placement {
+  scenario placed;  ///< operations on lanes, listed in submission order
+  /// placed.ops[position[i]] is s.ops[i].
+  std::vector<std::size_t> position;
+};
+
+namespace detail {
+
+/// The estimated lane schedule both scheduling models decide from:
+/// durations and dependencies only (no synchronisation cost), so the
+/// choice is the same for every synchronisation model.
+class placer {
+ public:
+  placer(const scenario& s, scheduling how) : s_(s), how_(how), n_(s.ops.size()) {}
+
+  parsed<placement> run() {
+    collect_requirements();
+    lanes_.assign(n_, {});
+    end_.assign(n_, 0.0);
+    lane_free_.assign(s_.queues.size(), 0.0);
+    order_.clear();
+    if (how_ == scheduling::in_order) {
+      for (std::size_t i = 0; i < n_; ++i) place_at(i, ready_time(i), /*must_be_free=*/false);
+    } else {
+      ready_first();
+    }
+    return build();
+  }
+
+ private:
+  /// What each operation must follow: its dependencies and host wait and,
+  /// for ready-first (where a lane's order is not the file's), the buffer
+  /// orderings the loader accepted through queue order.
+  void collect_requirements() {
+    needs_.assign(n_, {});
+    implicit_.assign(n_, {});
+    std::vector<std::size_t> alloc_of(s_.buffers.size(), 0);
+    std::vector<std::vector<std::size_t>> uses_of(s_.buffers.size());
+    for (std::size_t i = 0; i < n_; ++i) {
+      const op_desc& op = s_.ops[i];
+      auto need = [&](std::size_t d, bool implicit) {
+        if (std::find(needs_[i].begin(), needs_[i].end(), d) != needs_[i].end()) return;
+        needs_[i].push_back(d);
+        if (implicit) implicit_[i].push_back(d);
+      };
+      for (std::size_t d : op.after) need(d, false);
+      for (const auto& pa : op.part_after) {
+        for (std::size_t d : pa) need(d, false);
+      }
+      if (op.submit_after) need(*op.submit_after, false);
+      for (std::size_t b : op.alloc) alloc_of[b] = i;
+      const bool reorders = how_ == scheduling::ready_first;
+      for (const auto* list : {&op.use, &op.free}) {
+        for (std::size_t b : *list) {
+          if (reorders && alloc_of[b] != i) need(alloc_of[b], true);
+        }
+      }
+      for (std::size_t b : op.free) {
+        for (std::size_t u : uses_of[b]) {
+          if (reorders && u != i) need(u, true);
+        }
+      }
+      for (std::size_t b : op.use) uses_of[b].push_back(i);
+    }
+  }
+
+  [[nodiscard]] double ready_time(std::size_t i) const {
+    double t = 0;
+    for (std::size_t d : needs_[i]) t = std::max(t, end_[d]);
+    return t;
+  }
+
+  /// Places operation i starting no earlier than `ready`; with
+  /// `must_be_free`, only on lanes free at `ready` (returns false if none).
+  bool place_at(std::size_t i, double ready, bool must_be_free) {
+    const op_desc& op = s_.ops[i];
+    std::vector<std::size_t> lanes = op.queues;
+    if (lanes.empty()) {
+      std::size_t best = op.lane_class.front();
+      for (std::size_t q : op.lane_class) {
+        if (std::max(lane_free_[q], ready) < std::max(lane_free_[best], ready)) best = q;
+      }
+      lanes = {best};
+    }
+    double start = ready;
+    for (std::size_t q : lanes) start = std::max(start, lane_free_[q]);
+    if (must_be_free && start > ready) return false;
+    end_[i] = start + op.duration;
+    for (std::size_t q : lanes) lane_free_[q] = end_[i];
+    lanes_[i] = std::move(lanes);
+    order_.push_back(i);
+    return true;
+  }
+
+  void ready_first() {
+    std::vector<std::size_t> missing(n_, 0);
+    std::vector<std::vector<std::size_t>> dependants(n_);
+    for (std::size_t i = 0; i < n_; ++i) {
+      missing[i] = needs_[i].size();
+      for (std::size_t d : needs_[i]) dependants[d].push_back(i);
+    }
+    // Operations whose dependencies are all placed, by index; their ready
+    // times are known.
+    std::set<std::size_t> waiting;
+    for (std::size_t i = 0; i < n_; ++i) {
+      if (missing[i] == 0) waiting.insert(i);
+    }
+    double now = 0;
+    while (order_.size() < n_) {
+      bool placed_any = false;
+      for (auto it = waiting.begin(); it != waiting.end();) {
+        const std::size_t i = *it;
+        if (ready_time(i) <= now && place_at(i, now, /*must_be_free=*/true)) {
+          it = waiting.erase(it);
+          placed_any = true;
+          for (std::size_t k : dependants[i]) {
+            if (--missing[k] == 0) waiting.insert(k);
+          }
+          // A dependant with a smaller index may now be ready at `now`
+          // (a zero-duration operation): rescan from the start.
+          it = waiting.begin();
+          continue;
+        }
+        ++it;
+      }
+      if (placed_any) continue;
+      // Nothing fits now: move to the next lane release or ready time.
+      double next = std::numeric_limits<double>::infinity();
+      for (double f : lane_free_) {
+        if (f > now) next = std::min(next, f);
+      }
+      for (std::size_t i : waiting) {
+        const double r = ready_time(i);
+        if (r > now) next = std::min(next, r);
+      }
+      if (next == std::numeric_limits<double>::infinity()) break;  // cannot happen: a DAG
+      now = next;
+    }
+  }
+
+  parsed<placement> build() {
+    if (order_.size() != n_) {
+      return diagnostic{0, 0, "placement: the dependencies of \"" + s_.name + "\" do not form a DAG", {}};
+    }
+    placement out;
+    out.position.assign(n_, 0);
+    for (std::size_t k = 0; k < order_.size(); ++k) out.position[order_[k]] = k;
+    scenario& p = out.placed;
+    p.name = s_.name;
+    p.title = s_.title;
+    p.description = s_.description;
+    p.claim = s_.claim;
+    p.devices = s_.devices;
+    p.queues = s_.queues;
+    p.buffers = s_.buffers;
+    p.pool_bytes = s_.pool_bytes;
+    p.costs = s_.costs;
+    const auto& pos = out.position;
+    for (const std::size_t i : order_) {
+      op_desc op = s_.ops[i];
+      op.queues = lanes_[i];
+      op.lane_class.clear();
+      for (std::size_t& d : op.after) d = pos[d];
+      for (auto& pa : op.part_after) {
+        for (std::size_t& d : pa) d = pos[d];
+      }
+      if (op.submit_after) op.submit_after = pos[*op.submit_after];
+      // A buffer ordering the file met by queue order is a dependency now,
+      // unless the placement kept it on one lane in that order.
+      for (std::size_t d : implicit_[i]) {
+        const bool same_lane = lanes_[d].size() == 1 && lanes_[i].size() == 1 && lanes_[d][0] == lanes_[i][0];
+        if (same_lane || std::find(op.after.begin(), op.after.end(), pos[d]) != op.after.end()) continue;
+        if (op.after.size() == max_dependencies) {
+          return diagnostic{0, 0, "ready-first: \"" + op.name + "\" needs more than " +
+                                      std::to_string(max_dependencies) +
+                                      " dependencies once its buffer orderings are explicit",
+                            {}};
+        }
+        op.after.push_back(pos[d]);
+      }
+      p.ops.push_back(std::move(op));
+    }
+    if (s_.speculation) {
+      speculation_desc spec = *s_.speculation;
+      spec.rejecting_op = pos[spec.rejecting_op];
+      spec.reject_from = pos[spec.reject_from];
+      for (std::size_t& c : spec.expect_cancel) c = pos[c];
+      std::sort(spec.expect_cancel.begin(), spec.expect_cancel.end());
+      p.speculation = spec;
+    }
+    return out;
+  }
+
+  const scenario& s_;
+  const scheduling how_;
+  const std::size_t n_;
+  std::vector<std::vector<std::size_t>> needs_;
+  std::vector<std::vector<std::size_t>> implicit_;
+  std::vector<std::vector<std::size_t>> lanes_;
+  std::vector<double> end_;
+  std::vector<double> lane_free_;
+  std::vector<std::size_t> order_;
+};
+
+}  // namespace detail
+
+/// Puts every operation of `s` on a lane and lists them in submission
+/// order under scheduling model `how` (see `scheduling`). The estimate
+/// uses durations and dependencies only. In-order keeps the file's order
+/// (pinned operations keep their lanes); ready-first lists operations by
+/// estimated start, so a lane's order may differ from the file's, and
+/// the buffer orderings the file met through queue order become
+/// dependencies unless the placement kept them on one lane in order.
+/// Fails when that takes an operation past max_dependencies.
+[[nodiscard]] inline parsed<placement> place(const scenario& s, scheduling how) {
+  return detail::placer(s, how).run();
 }
 
 }  // namespace sim

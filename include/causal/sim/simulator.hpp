@@ -137,6 +137,7 @@ struct op_record {
   std::uint64_t waits_elided = 0;
   elided_counts elided{};          ///< waits_elided by reason
   std::uint64_t epoch = 0;         ///< epoch of its (first) part on its queue
+  std::size_t queue = 0;           ///< the lane of its (first) part, as placed
 };
 
 /// A run of one model.
@@ -161,6 +162,8 @@ struct run_result {
 
 struct run_options {
   bool trace = false;
+  /// How operations get lanes and their order on them (scenario.hpp).
+  scheduling how = scheduling::in_order;
 };
 
 /// The semaphore type of the frontier model: history 8, up to 256
@@ -395,6 +398,7 @@ class engine {
     r.start = *std::min_element(part_start_[i].begin(), part_start_[i].end());
     r.end = *std::max_element(part_end_[i].begin(), part_end_[i].end());
     r.epoch = part_epoch_[i].front();
+    r.queue = op.queues.front();
     result_.totals.makespan = std::max(result_.totals.makespan, r.end);
     for (std::size_t b : op.free) release(b, op.queues.front());
   }
@@ -956,9 +960,34 @@ inline const char* sim_backend::trace_label(const operation_type& op) const noex
 
 }  // namespace detail
 
-/// Runs `s` under model `m`. Tooling: allocates; may throw std::bad_alloc.
+/// Runs `s` under model `m`, placed by options.how (place()): the
+/// records are indexed like s.ops whatever the submission order, and each
+/// names the lane its operation got. A placement failure is the result's
+/// error. Tooling: allocates; may throw std::bad_alloc.
 [[nodiscard]] inline run_result run(const scenario& s, model m, const run_options& options = {}) {
-  return detail::engine(s, m, options).run();
+  const bool placed_already =
+      options.how == scheduling::in_order &&
+      std::none_of(s.ops.begin(), s.ops.end(), [](const op_desc& op) { return op.queues.empty(); });
+  if (placed_already) return detail::engine(s, m, options).run();
+  parsed<placement> p = place(s, options.how);
+  if (!p) {
+    run_result failed;
+    failed.which = m;
+    failed.error = p.error().message;
+    return failed;
+  }
+  run_result r = detail::engine(p->placed, m, options).run();
+  // Back to the file's indexing (the trace keeps the placed order).
+  const std::vector<std::size_t>& pos = p->position;
+  std::vector<op_record> ops(s.ops.size());
+  std::vector<frontier> knowledge(r.knowledge.empty() ? 0 : s.ops.size());
+  for (std::size_t i = 0; i < s.ops.size() && pos[i] < r.ops.size(); ++i) {
+    ops[i] = r.ops[pos[i]];
+    if (!knowledge.empty()) knowledge[i] = r.knowledge[pos[i]];
+  }
+  r.ops = std::move(ops);
+  r.knowledge = std::move(knowledge);
+  return r;
 }
 
 /// What the speculation analysis decided on a frontier-model run.
