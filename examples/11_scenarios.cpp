@@ -9,11 +9,14 @@
 // program prints, measured, not asserted: device waits issued, waits
 // elided, events created, host queries, bytes of sync metadata, buffer
 // tracking entries and the simulated makespan; one table per scenario,
-// then a summary table.
+// then a summary table. --json and --html write the whole invocation as
+// one machine-readable document and as one self-contained page
+// (<causal/sim/report.hpp>; the schema is in examples/scenarios/README.md).
 //
 // Usage (also `11_scenarios --help`):
 //   11_scenarios [--dir DIR] [--out DIR] [--width W] [--depth D]
-//                [--devices N] [--csv FILE] [--quiet] [FILE.json ...]
+//                [--devices N] [--zero-tick] [--csv FILE] [--json FILE]
+//                [--html FILE] [--quiet] [FILE.json ...]
 //   --dir DIR      where the shipped scenarios are (default examples/scenarios)
 //   FILE.json      run these scenario files instead of the shipped ones
 //   --out DIR      write <name>.trace.json (Perfetto / chrome://tracing) and
@@ -21,7 +24,18 @@
 //   --width W      W independent copies of each scenario (own devices)
 //   --depth D      D chained copies (copy j+1 after copy j, same queues)
 //   --devices N    the size of every device group ("count" in the file)
+//   --zero-tick    a device wait costs nothing (costs.device_wait = 0 in
+//                  every scenario): the pure ordering effect of elision
 //   --csv FILE     append one row per scenario and model (for plot.py)
+//   --json FILE    write every scenario (after scaling), model and
+//                  operation as one JSON document: totals, per operation
+//                  its times, waits (issued, elided by reason), its
+//                  dependencies and whether each got a wait, and (frontiers)
+//                  the frontier it carries
+//   --html FILE    write one self-contained HTML page: per scenario a
+//                  lanes-over-time chart per model (bars, wait arrows:
+//                  issued solid, elided dashed; click a bar for its
+//                  frontier) and the summary table
 //   --quiet        print only the summary table
 //
 // Every run checks itself (each operation starts after its dependencies,
@@ -31,6 +45,7 @@
 // bad scenario file (the loader says where and why).
 //
 // Build by hand: c++ -std=c++20 -I include examples/11_scenarios.cpp -pthread
+#include <causal/sim/report.hpp>
 #include <causal/sim/scenario.hpp>
 #include <causal/sim/simulator.hpp>
 #include <causal/trace.hpp>
@@ -57,6 +72,9 @@ struct options {
   std::string dir = "examples/scenarios";
   std::string out;
   std::string csv;
+  std::string json;
+  std::string html;
+  bool zero_tick = false;
   std::size_t width = 1;
   std::size_t depth = 1;
   std::optional<std::size_t> devices;
@@ -82,7 +100,8 @@ bool parse_count(const char* text, std::size_t& out) {
 void print_help() {
   std::printf(
       "usage: 11_scenarios [--dir DIR] [--out DIR] [--width W] [--depth D] [--devices N]\n"
-      "                    [--csv FILE] [--quiet] [FILE.json ...]\n"
+      "                    [--zero-tick] [--csv FILE] [--json FILE] [--html FILE]\n"
+      "                    [--quiet] [FILE.json ...]\n"
       "       11_scenarios --help\n"
       "\n"
       "Runs each scenario (a DAG of operations on simulated devices) three ways --\n"
@@ -98,7 +117,18 @@ void print_help() {
       "  --width W      W independent copies of each scenario\n"
       "  --depth D      D chained copies (copy j+1 after copy j, same queues)\n"
       "  --devices N    the size of every device group (\"count\" in the file)\n"
+      "  --zero-tick    a device wait costs nothing (costs.device_wait = 0 in every\n"
+      "                 scenario; the default is 1 us): the pure ordering effect\n"
       "  --csv FILE     append one row per scenario and model (for plot.py)\n"
+      "  --json FILE    write the whole invocation as one JSON document: per scenario\n"
+      "                 and model the totals and, per operation, its lanes, times,\n"
+      "                 waits issued and elided (by reason), its dependencies and\n"
+      "                 whether each needed a wait, and (frontiers) the frontier its\n"
+      "                 signal carries (schema: examples/scenarios/README.md)\n"
+      "  --html FILE    write one self-contained HTML page: per scenario and model a\n"
+      "                 lanes-over-time chart (operations as bars, waits as arrows:\n"
+      "                 issued solid, elided dashed; point at a bar for its frontier)\n"
+      "                 and the summary table\n"
       "  --quiet        print only the summary table\n"
       "  --help         this text\n"
       "\n"
@@ -118,7 +148,8 @@ int usage_error(const char* what, std::string_view arg) {
   std::fprintf(stderr,
                "11_scenarios: %s '%.*s'\n"
                "usage: 11_scenarios [--dir DIR] [--out DIR] [--width W] [--depth D] [--devices N] "
-               "[--csv FILE] [--quiet] [FILE.json ...] (--help for more)\n",
+               "[--zero-tick] [--csv FILE] [--json FILE] [--html FILE] [--quiet] [FILE.json ...] "
+               "(--help for more)\n",
                what, static_cast<int>(arg.size()), arg.data());
   return 2;
 }
@@ -135,9 +166,13 @@ std::variant<options, int> parse_args(int argc, char** argv) {
     }
     if (a == "--quiet") {
       o.quiet = true;
-    } else if (a == "--dir" || a == "--out" || a == "--csv") {
+    } else if (a == "--zero-tick") {
+      o.zero_tick = true;
+    } else if (a == "--dir" || a == "--out" || a == "--csv" || a == "--json" || a == "--html") {
       if (!has_value) return usage_error("a value must follow", a);
-      (a == "--dir" ? o.dir : a == "--out" ? o.out : o.csv) = argv[++i];
+      std::string& target = a == "--dir" ? o.dir : a == "--out" ? o.out : a == "--csv" ? o.csv
+                            : a == "--json" ? o.json : o.html;
+      target = argv[++i];
     } else if (a == "--width" || a == "--depth" || a == "--devices") {
       if (!has_value) return usage_error("a value must follow", a);
       std::size_t v = 0;
@@ -237,6 +272,34 @@ void append_csv(const std::string& path, const options& o, const sim::scenario& 
   }
 }
 
+/// Writes --json and --html; false (after saying why) when a file fails.
+bool write_report(const options& o, const std::vector<sim::report_item>& items) {
+  sim::report_info info;
+  info.generator = "11_scenarios";
+  info.settings = {{"width", std::to_string(o.width)},
+                   {"depth", std::to_string(o.depth)},
+                   {"devices", o.devices ? std::to_string(*o.devices) : std::string("file")},
+                   {"zero_tick", o.zero_tick ? "true" : "false"}};
+  bool ok = true;
+  const auto write = [&](const std::string& path, auto writer) {
+    if (path.empty()) return;
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    if (f) writer(f, std::span<const sim::report_item>(items), info);
+    f.flush();
+    if (!f) {
+      std::fprintf(stderr, "11_scenarios: cannot write %s\n", path.c_str());
+      ok = false;
+    }
+  };
+  write(o.json, [](std::ostream& f, std::span<const sim::report_item> i, const sim::report_info& n) {
+    sim::write_json(f, i, n);
+  });
+  write(o.html, [](std::ostream& f, std::span<const sim::report_item> i, const sim::report_info& n) {
+    sim::write_html(f, i, n);
+  });
+  return ok;
+}
+
 void print_summary(const std::vector<row>& rows) {
   std::printf("\nSummary (binary events / timelines / frontiers):\n\n");
   std::printf("| scenario | device waits | host queries | metadata bytes | tracking entries | makespan us |\n");
@@ -275,6 +338,8 @@ int main(int argc, char** argv) {
 
   int failures = 0;
   std::vector<row> rows;
+  const bool report = !o.json.empty() || !o.html.empty();
+  std::vector<sim::report_item> items;
   for (const std::string& file : o.files) {
     sim::load_options lo;
     lo.devices = o.devices;
@@ -288,11 +353,13 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s: %s\n", file.c_str(), scaled.error().to_string().c_str());
       return 2;
     }
+    if (o.zero_tick) scaled->costs.device_wait = 0;
     const sim::scenario& s = *scaled;
     std::array<sim::run_result, 3> runs;
     for (std::size_t m = 0; m < 3; ++m) {
       sim::run_options ro;
-      ro.trace = !o.out.empty() && sim::all_models[m] == sim::model::frontiers;
+      // The report reads the frontier model's per-wait decisions from its trace.
+      ro.trace = (!o.out.empty() || report) && sim::all_models[m] == sim::model::frontiers;
       runs[m] = sim::run(s, sim::all_models[m], ro);
       if (runs[m].error) {
         std::fprintf(stderr, "%s (%s): %s\n", s.name.c_str(),
@@ -310,8 +377,13 @@ int main(int argc, char** argv) {
     if (!o.out.empty() && !write_outputs(o.out, s, runs[2])) ++failures;
     if (!o.csv.empty()) append_csv(o.csv, o, s, runs);
     rows.push_back(row{s.name, {runs[0].totals, runs[1].totals, runs[2].totals}});
+    if (report) {
+      items.push_back(sim::report_item{s, {}});
+      for (sim::run_result& r : runs) items.back().runs.push_back(std::move(r));
+    }
   }
   print_summary(rows);
+  if (report && !write_report(o, items)) ++failures;
   if (failures != 0) std::printf("\n%d check(s) FAILED\n", failures);
   return failures == 0 ? 0 : 1;
 }
