@@ -23,6 +23,14 @@
 // for an operation to complete before submitting this one (a late
 // submission). The format is documented in examples/scenarios/README.md.
 //
+// Named semaphores. `"semaphores": [{"name": "s"}]` declares a timeline;
+// an operation's `"signal": [{"semaphore": "s", "value": v}]` sets it to v
+// when the operation completes (a semaphore's values increase, each
+// signaller ordered after the previous one), and `"wait": [{"semaphore":
+// "s", "value": v}]` starts it after s >= v: a dependency on the first
+// signal of a value >= v, which each synchronisation model meets its own
+// way (an event per signal, a wait on the timeline s, a frontier wait).
+//
 // Lane classes and scheduling. `"queue": "gpu.*"` puts an operation on the
 // lane class of device gpu: any of its lanes. `place(s, how)` picks each
 // class operation's lane and the submission order from an estimate
@@ -110,6 +118,26 @@ struct buffer_desc {
   std::size_t bytes = 0;
 };
 
+/// A named timeline semaphore of the scenario: operations signal it to
+/// values and wait for it to reach them.
+struct semaphore_desc {
+  std::string name;
+};
+
+/// "Signal semaphore `semaphore` to `value` when the operation completes."
+struct semaphore_signal {
+  std::size_t semaphore = 0;
+  std::uint64_t value = 0;
+};
+
+/// "Start after semaphore `semaphore` >= `value`": met by `producer`, the
+/// first operation whose signal reaches the value (also in `after`).
+struct semaphore_wait {
+  std::size_t semaphore = 0;
+  std::uint64_t value = 0;
+  std::size_t producer = 0;
+};
+
 struct op_desc {
   std::string name;
   /// One queue; a collective has one part per queue. Empty for an
@@ -128,6 +156,10 @@ struct op_desc {
   std::vector<std::size_t> alloc;
   std::vector<std::size_t> use;
   std::vector<std::size_t> free;
+  /// Named semaphores it signals, and waits for (each wait's producer is
+  /// also in `after`).
+  std::vector<semaphore_signal> signals;
+  std::vector<semaphore_wait> waits;
   /// The host submits it only once this operation has completed.
   std::optional<std::size_t> submit_after;
   std::string workload;
@@ -156,6 +188,7 @@ struct scenario {
   std::vector<device_desc> devices;
   std::vector<queue_desc> queues;
   std::vector<buffer_desc> buffers;
+  std::vector<semaphore_desc> semaphores;
   std::vector<op_desc> ops;
   std::size_t pool_bytes = std::size_t{1} << 30;
   cost_model costs;
@@ -186,7 +219,7 @@ class scenario_loader {
     if (!root.is(json_value::kind::object)) return at(root, "expected the scenario to be a JSON object");
     if (auto d = keys(root, "the scenario",
                       {"name", "title", "description", "claim", "devices", "pool_bytes", "buffers",
-                       "ops", "costs", "speculation"})) {
+                       "semaphores", "ops", "costs", "speculation"})) {
       return *d;
     }
     if (auto d = text(root, "name", out_.name, true)) return *d;
@@ -210,6 +243,9 @@ class scenario_loader {
     if (auto d = load_devices(*devices)) return *d;
     if (const json_value* b = root.find("buffers")) {
       if (auto d = load_buffers(*b)) return *d;
+    }
+    if (const json_value* m = root.find("semaphores")) {
+      if (auto d = load_semaphores(*m)) return *d;
     }
     const json_value* ops = root.find("ops");
     if (ops == nullptr) return at(root, "missing \"ops\" (an array of operations)");
@@ -397,6 +433,62 @@ class scenario_loader {
     return std::nullopt;
   }
 
+  opt_diag load_semaphores(const json_value& list) {
+    if (!list.is(json_value::kind::array)) return at(list, "expected \"semaphores\" to be an array");
+    for (const json_value& m : list.items) {
+      if (!m.is(json_value::kind::object)) return at(m, "expected a semaphore object");
+      if (auto e = keys(m, "a semaphore", {"name"})) return e;
+      semaphore_desc desc;
+      if (auto e = text(m, "name", desc.name, true)) return e;
+      if (const std::string why = name_problem(desc.name); !why.empty()) return at(m, "a semaphore name " + why);
+      for (const semaphore_desc& other : out_.semaphores) {
+        if (other.name == desc.name) return at(m, "duplicate semaphore name \"" + desc.name + "\"");
+      }
+      out_.semaphores.push_back(std::move(desc));
+    }
+    semaphore_signals_.assign(out_.semaphores.size(), {});
+    return std::nullopt;
+  }
+
+  /// Reads "signal" or "wait": an array of {"semaphore", "value"}.
+  opt_diag semaphore_values(const json_value& obj, std::string_view key,
+                            std::vector<std::pair<const json_value*, semaphore_signal>>& out) {
+    const json_value* v = obj.find(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is(json_value::kind::array)) {
+      return at(*v, "expected \"" + std::string(key) + "\" to be an array of {\"semaphore\", \"value\"}");
+    }
+    for (const json_value& item : v->items) {
+      if (!item.is(json_value::kind::object)) {
+        return at(item, "expected {\"semaphore\": name, \"value\": integer} in \"" + std::string(key) + "\"");
+      }
+      if (auto e = keys(item, "a semaphore value", {"semaphore", "value"})) return e;
+      std::string name;
+      if (auto e = text(item, "semaphore", name, true)) return e;
+      semaphore_signal sv;
+      bool found = false;
+      for (std::size_t m = 0; m < out_.semaphores.size(); ++m) {
+        if (out_.semaphores[m].name == name) {
+          sv.semaphore = m;
+          found = true;
+        }
+      }
+      if (!found) return at(item, "unknown semaphore \"" + name + "\" (declare it in \"semaphores\")");
+      const json_value* value = item.find("value");
+      if (value == nullptr) return at(item, "missing \"value\" (an integer from 1)");
+      if (!value->as_uint(sv.value) || sv.value == 0 || sv.value > (std::uint64_t{1} << 53)) {
+        return at(*value, "expected \"value\" to be an integer from 1 to 2^53");
+      }
+      for (const auto& [where, other] : out) {
+        if (other.semaphore == sv.semaphore) {
+          return at(item, "semaphore \"" + name + "\" appears twice in \"" + std::string(key) + "\"");
+        }
+      }
+      out.emplace_back(&item, sv);
+    }
+    return std::nullopt;
+  }
+
   /// Resolves a queue reference: "dev", "dev.lane", a group name, or (with
   /// `class_out`) a lane class "dev.*", whose lanes go to *class_out.
   opt_diag resolve_queue(const json_value& where, const std::string& ref, bool group_allowed,
@@ -540,7 +632,7 @@ class scenario_loader {
     if (!o.is(json_value::kind::object)) return at(o, "expected an operation object");
     if (auto e = keys(o, "an operation",
                       {"name", "queue", "duration", "after", "alloc", "use", "free", "submit_after",
-                       "workload", "each", "collective", "show_frontier"})) {
+                       "signal", "wait", "workload", "each", "collective", "show_frontier"})) {
       return e;
     }
     op_desc base;
@@ -577,6 +669,37 @@ class scenario_loader {
     }
     std::vector<const json_value*> after;
     if (auto e = names_list(o, "after", after)) return e;
+    std::vector<std::pair<const json_value*, semaphore_signal>> signals;
+    std::vector<std::pair<const json_value*, semaphore_signal>> waits;
+    if (auto e = semaphore_values(o, "signal", signals)) return e;
+    if (auto e = semaphore_values(o, "wait", waits)) return e;
+    if ((each || base.collective) && (!signals.empty() || !waits.empty())) {
+      return at(o, "a replicated or collective operation cannot signal or wait for named semaphores");
+    }
+    // A wait is met by the first signal that reaches its value: signals of
+    // one semaphore increase in execution order (checked below), so that
+    // is the earliest listed signal of a value >= it.
+    for (const auto& [where, w] : waits) {
+      semaphore_wait sw{w.semaphore, w.value, 0};
+      bool met = false;
+      for (const auto& [value, op] : semaphore_signals_[w.semaphore]) {
+        if (value >= w.value) {
+          sw.producer = op;
+          met = true;
+          break;
+        }
+      }
+      if (!met) {
+        return at(*where, "no operation listed before this one signals semaphore \"" +
+                              out_.semaphores[w.semaphore].name + "\" to " + std::to_string(w.value) +
+                              " or more");
+      }
+      base.waits.push_back(sw);
+      if (std::find(base.after.begin(), base.after.end(), sw.producer) == base.after.end()) {
+        base.after.push_back(sw.producer);
+      }
+    }
+    for (const auto& [where, sv] : signals) base.signals.push_back(sv);
     const json_value* submit_after = o.find("submit_after");
     if (submit_after != nullptr && !submit_after->is(json_value::kind::string)) {
       return at(*submit_after, "expected \"submit_after\" to be an operation name");
@@ -628,6 +751,7 @@ class scenario_loader {
       entry.instances.push_back(out_.ops.size());
       out_.ops.push_back(std::move(op));
       if (auto e = check_buffers(o, out_.ops.size() - 1)) return e;
+      if (auto e = check_signals(signals, out_.ops.size() - 1)) return e;
     }
     entries_[base.name] = std::move(entry);
     return std::nullopt;
@@ -664,6 +788,31 @@ class scenario_loader {
       }
     }
     return false;
+  }
+
+  /// A semaphore's signals must increase in execution order: each value
+  /// above the last, its signaller ordered after the last one's.
+  opt_diag check_signals(const std::vector<std::pair<const json_value*, semaphore_signal>>& signals,
+                         std::size_t index) {
+    for (const auto& [where, sv] : signals) {
+      auto& list = semaphore_signals_[sv.semaphore];
+      const std::string& name = out_.semaphores[sv.semaphore].name;
+      if (!list.empty()) {
+        const auto& [last_value, last_op] = list.back();
+        if (sv.value <= last_value) {
+          return at(*where, "semaphore \"" + name + "\" is signalled to " + std::to_string(sv.value) +
+                                " after \"" + out_.ops[last_op].name + "\" signalled it to " +
+                                std::to_string(last_value) + " (values must increase)");
+        }
+        if (!ordered_before(last_op, index)) {
+          return at(*where, "\"" + out_.ops[index].name + "\" signals semaphore \"" + name +
+                                "\" but is not ordered after its previous signaller \"" +
+                                out_.ops[last_op].name + "\" (add it to \"after\")");
+        }
+      }
+      list.emplace_back(sv.value, index);
+    }
+    return std::nullopt;
   }
 
   opt_diag check_buffers(const json_value& where, std::size_t index) {
@@ -765,6 +914,8 @@ class scenario_loader {
   std::vector<int> buffer_state_;
   std::vector<std::size_t> buffer_alloc_;
   std::vector<std::vector<std::size_t>> buffer_uses_;
+  /// Per semaphore: (value, signalling operation), in file order.
+  std::vector<std::vector<std::pair<std::uint64_t, std::size_t>>> semaphore_signals_;
 };
 
 }  // namespace detail
@@ -864,9 +1015,11 @@ class scenario_loader {
     for (std::size_t d = 0; d < depth; ++d) {
       const std::size_t op_base = out.ops.size();
       const std::size_t buffer_base = out.buffers.size();
+      const std::size_t semaphore_base = out.semaphores.size();
       for (const buffer_desc& b : s.buffers) {
         out.buffers.push_back(buffer_desc{b.name + suffix(w, d), b.bytes});
       }
+      for (const semaphore_desc& m : s.semaphores) out.semaphores.push_back(semaphore_desc{m.name + suffix(w, d)});
       for (std::size_t i = 0; i < n; ++i) {
         op_desc c = s.ops[i];
         c.name += suffix(w, d);
@@ -880,6 +1033,11 @@ class scenario_loader {
           for (std::size_t& b : *list) b += buffer_base;
         }
         if (c.submit_after) *c.submit_after += op_base;
+        for (semaphore_signal& sv : c.signals) sv.semaphore += semaphore_base;
+        for (semaphore_wait& sw : c.waits) {
+          sw.semaphore += semaphore_base;
+          sw.producer += op_base;
+        }
         if (d > 0 && s.ops[i].after.empty()) {
           for (std::size_t k : sinks) {
             if (c.after.size() == max_dependencies) {
@@ -958,6 +1116,8 @@ class placer {
     implicit_.assign(n_, {});
     std::vector<std::size_t> alloc_of(s_.buffers.size(), 0);
     std::vector<std::vector<std::size_t>> uses_of(s_.buffers.size());
+    constexpr std::size_t none = static_cast<std::size_t>(-1);
+    std::vector<std::size_t> last_signaller(s_.semaphores.size(), none);
     for (std::size_t i = 0; i < n_; ++i) {
       const op_desc& op = s_.ops[i];
       auto need = [&](std::size_t d, bool implicit) {
@@ -983,6 +1143,11 @@ class placer {
         }
       }
       for (std::size_t b : op.use) uses_of[b].push_back(i);
+      // A semaphore's signals stay in execution order.
+      for (const semaphore_signal& sv : op.signals) {
+        if (reorders && last_signaller[sv.semaphore] != none) need(last_signaller[sv.semaphore], true);
+        last_signaller[sv.semaphore] = i;
+      }
     }
   }
 
@@ -1075,6 +1240,7 @@ class placer {
     p.devices = s_.devices;
     p.queues = s_.queues;
     p.buffers = s_.buffers;
+    p.semaphores = s_.semaphores;
     p.pool_bytes = s_.pool_bytes;
     p.costs = s_.costs;
     const auto& pos = out.position;
@@ -1087,6 +1253,7 @@ class placer {
         for (std::size_t& d : pa) d = pos[d];
       }
       if (op.submit_after) op.submit_after = pos[*op.submit_after];
+      for (semaphore_wait& w : op.waits) w.producer = pos[w.producer];
       // A buffer ordering the file met by queue order is a dependency now,
       // unless the placement kept it on one lane in that order.
       for (std::size_t d : implicit_[i]) {

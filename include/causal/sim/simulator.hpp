@@ -320,6 +320,7 @@ class engine {
       if (op.submit_after) needs_signal_[*op.submit_after] = 1;
       for (std::size_t j = 0; j < op.queues.size(); ++j) {
         for (std::size_t d : deps_of(i, j)) {
+          if (semaphore_wait_of(i, d) != nullptr) continue;  // waits on the named semaphore
           if (s_.ops[d].queues.size() != 1 || s_.ops[d].queues[0] != op.queues[j]) needs_signal_[d] = 1;
         }
       }
@@ -328,6 +329,16 @@ class engine {
 
   void fail(std::string what) {
     if (!result_.error) result_.error = std::move(what);
+  }
+
+  /// The named-semaphore wait of operation i that dependency d meets (the
+  /// highest value when d meets several of one semaphore), or null.
+  [[nodiscard]] const semaphore_wait* semaphore_wait_of(std::size_t i, std::size_t d) const {
+    const semaphore_wait* found = nullptr;
+    for (const semaphore_wait& w : s_.ops[i].waits) {
+      if (w.producer == d && (found == nullptr || w.value > found->value)) found = &w;
+    }
+    return found;
   }
 
   void add_wait(std::size_t q, double time, std::size_t producer) {
@@ -448,11 +459,14 @@ class engine {
       ready_ = ready;
       remote_round_trips(i, j);
       for (std::size_t d : deps_of(i, j)) {
-        for (const part_ref& p : parts_of(d)) baseline_dependency(q, d, p);
+        for (const part_ref& p : parts_of(d)) baseline_dependency(q, d, p, semaphore_wait_of(i, d));
       }
       run_part(q, i, ++lane_epoch_[q]);
       if (model_ == model::timelines && (needs_signal_[i] || !op.use.empty() || op.collective)) {
         result_.totals.metadata_bytes += 8;  // the signalled value
+      }
+      if (model_ == model::timelines) {
+        result_.totals.metadata_bytes += 8 * op.signals.size();  // named semaphores' values
       }
     }
     if (op.collective) {
@@ -465,7 +479,8 @@ class engine {
     }
   }
 
-  void baseline_dependency(std::size_t q, std::size_t d, const part_ref& p) {
+  void baseline_dependency(std::size_t q, std::size_t d, const part_ref& p,
+                           const semaphore_wait* via = nullptr) {
     if (p.queue == q) {
       elide(&elided_counts::same_queue);  // FIFO
       return;
@@ -480,12 +495,15 @@ class engine {
       add_wait(q, p.end, d);
       return;
     }
-    std::uint64_t& seen = memo_[q][p.queue];
-    if (seen >= p.epoch) {
+    // A named semaphore is a timeline of its own (keys past the queues').
+    const std::size_t timeline = via != nullptr ? nq_ + via->semaphore : p.queue;
+    const std::uint64_t value = via != nullptr ? via->value : p.epoch;
+    std::uint64_t& seen = memo_[q][timeline];
+    if (seen >= value) {
       elide(&elided_counts::already_waited);  // already waited on that timeline at >= the value
       return;
     }
-    seen = p.epoch;
+    seen = value;
     add_wait(q, p.end, d);
   }
 
@@ -516,6 +534,15 @@ class engine {
         sink_->inner().name(lane_sems_.back().get(), s_.queues[q].name + " timeline");
       }
     }
+    for (const semaphore_desc& m : s_.semaphores) {
+      named_sems_.push_back(std::make_unique<sim_semaphore>(0, semaphore_scope::device_group));
+      reach_[named_sems_.back().get()];
+      if (sink_) {
+        named_sems_.back()->set_trace_sink(sink_.get());
+        sink_->inner().name(named_sems_.back().get(), m.name);
+      }
+    }
+    named_outstanding_.assign(s_.semaphores.size(), 0);
     outstanding_.assign(nq_, 0);
     pool_ = std::make_unique<sim_pool>(s_.pool_bytes, 1, tracker_.get());
     registered_.assign(nq_, 0);
@@ -580,6 +607,10 @@ class engine {
           elide(&elided_counts::same_queue);  // FIFO: no wait at all
           continue;
         }
+        if (const semaphore_wait* w = semaphore_wait_of(i, d)) {
+          waits.push_back(wait_t{named_sems_[w->semaphore].get(), w->value});
+          continue;
+        }
         waits.push_back(wait_t{lane_sems_[dq].get(), part_epoch_[d].front()});
       }
       std::vector<signal_t> signals;
@@ -588,6 +619,10 @@ class engine {
       if (signal) {
         throttle(q);
         signals.push_back(signal_t{lane_sems_[q].get(), next_epoch});
+      }
+      for (const semaphore_signal& sv : op.signals) {
+        throttle_named(sv.semaphore);
+        signals.push_back(signal_t{named_sems_[sv.semaphore].get(), sv.value});
       }
       const queue_stats before = queue.stats();
       clock_ = ready_;
@@ -614,6 +649,11 @@ class engine {
         result_.totals.metadata_bytes += frontier_bytes(queue.knowledge());
         reach_[lane_sems_[q].get()][r->epoch] = {part_end_[i][j], i};
         ++outstanding_[q];
+      }
+      for (const semaphore_signal& sv : op.signals) {
+        result_.totals.metadata_bytes += frontier_bytes(queue.knowledge());
+        reach_[named_sems_[sv.semaphore].get()][sv.value] = {part_end_[i][j], i};
+        ++named_outstanding_[sv.semaphore];
       }
       schedule(event{part_end_[i][j], seq_++, event_kind::done, q, r->epoch, i, signal});
     }
@@ -654,6 +694,17 @@ class engine {
       }
       queues_[q]->learn(c.entry_of(k));
     }
+  }
+
+  /// throttle() for a named semaphore.
+  void throttle_named(std::size_t m) {
+    if (named_outstanding_[m] < sim_semaphore::pending_capacity) return;
+    ++result_.totals.host_queries;
+    while (named_outstanding_[m] >= sim_semaphore::pending_capacity && !events_.empty()) {
+      host_time_ = std::max(host_time_, events_.top().time);
+      process_one();
+    }
+    ready_ = std::max(ready_, host_time_);
   }
 
   /// Keeps a queue's submitted-but-unreached signals within the
@@ -832,6 +883,13 @@ class engine {
         }
         --outstanding_[e.queue];
       }
+      for (const semaphore_signal& sv : s_.ops[e.index].signals) {
+        if (status st = named_sems_[sv.semaphore]->device_signal(sv.value); !st) {
+          fail("frontiers: signal of semaphore \"" + s_.semaphores[sv.semaphore].name +
+               "\" failed: " + std::string(st.error_value().message()));
+        }
+        --named_outstanding_[sv.semaphore];
+      }
       queues_[e.queue]->retire(e.epoch);
       return;
     }
@@ -934,6 +992,8 @@ class engine {
   std::unique_ptr<sim_trace_sink> sink_;
   std::vector<std::unique_ptr<sim_queue>> queues_;
   std::vector<std::unique_ptr<sim_semaphore>> lane_sems_;
+  std::vector<std::unique_ptr<sim_semaphore>> named_sems_;
+  std::vector<std::size_t> named_outstanding_;
   std::vector<std::unique_ptr<sim_channel>> channels_;
   std::vector<std::uint64_t> channel_k_;
   std::map<std::vector<std::size_t>, std::size_t> channel_index_;
