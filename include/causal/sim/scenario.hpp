@@ -41,10 +41,13 @@
 // met through queue order then become dependencies). The simulator
 // places before it runs.
 //
-// `scale(s, width, depth)` makes `width` independent copies (each on its
-// own devices and buffers) of `depth` chained copies (copy j+1's roots
-// depend on copy j's sinks, on the same queues); `load_options::devices`
-// overrides the `count` of every device group.
+// `scale(s, width, depth, options)` makes `width` copies (each on its own
+// devices, or sharing them with options.share_lanes) of `depth` chained
+// iterations: through the file's cross-iteration edges (`after_previous`,
+// waits with `"previous": true`) when it has any, else copy j+1's roots
+// after copy j's sinks; a named semaphore is one timeline across a copy's
+// iterations. `load_options::devices` overrides the `count` of every
+// device group.
 //
 // Thread safety: value types; the loader is reentrant.
 // Memory order:  not applicable (no atomics).
@@ -160,6 +163,12 @@ struct op_desc {
   /// also in `after`).
   std::vector<semaphore_signal> signals;
   std::vector<semaphore_wait> waits;
+  /// Cross-iteration dependencies, used by scale() with depth > 1: copy
+  /// d > 0 of this operation also depends on copy d - 1 of each of these
+  /// operations, and waits for each (semaphore, value) as signalled by
+  /// copy d - 1 ("previous": true). Ignored in a single iteration.
+  std::vector<std::size_t> after_previous;
+  std::vector<semaphore_signal> previous_waits;
   /// The host submits it only once this operation has completed.
   std::optional<std::size_t> submit_after;
   std::string workload;
@@ -452,7 +461,8 @@ class scenario_loader {
 
   /// Reads "signal" or "wait": an array of {"semaphore", "value"}.
   opt_diag semaphore_values(const json_value& obj, std::string_view key,
-                            std::vector<std::pair<const json_value*, semaphore_signal>>& out) {
+                            std::vector<std::pair<const json_value*, semaphore_signal>>& out,
+                            std::vector<std::pair<const json_value*, semaphore_signal>>* previous = nullptr) {
     const json_value* v = obj.find(key);
     if (v == nullptr) return std::nullopt;
     if (!v->is(json_value::kind::array)) {
@@ -462,7 +472,15 @@ class scenario_loader {
       if (!item.is(json_value::kind::object)) {
         return at(item, "expected {\"semaphore\": name, \"value\": integer} in \"" + std::string(key) + "\"");
       }
-      if (auto e = keys(item, "a semaphore value", {"semaphore", "value"})) return e;
+      if (previous != nullptr) {
+        if (auto e = keys(item, "a semaphore wait", {"semaphore", "value", "previous"})) return e;
+      } else if (auto e = keys(item, "a semaphore value", {"semaphore", "value"})) {
+        return e;
+      }
+      bool from_previous = false;
+      if (previous != nullptr) {
+        if (auto e = flag(item, "previous", from_previous)) return e;
+      }
       std::string name;
       if (auto e = text(item, "semaphore", name, true)) return e;
       semaphore_signal sv;
@@ -479,12 +497,13 @@ class scenario_loader {
       if (!value->as_uint(sv.value) || sv.value == 0 || sv.value > (std::uint64_t{1} << 53)) {
         return at(*value, "expected \"value\" to be an integer from 1 to 2^53");
       }
-      for (const auto& [where, other] : out) {
+      auto& list = from_previous ? *previous : out;
+      for (const auto& [where, other] : list) {
         if (other.semaphore == sv.semaphore) {
           return at(item, "semaphore \"" + name + "\" appears twice in \"" + std::string(key) + "\"");
         }
       }
-      out.emplace_back(&item, sv);
+      list.emplace_back(&item, sv);
     }
     return std::nullopt;
   }
@@ -625,14 +644,33 @@ class scenario_loader {
     for (const json_value& o : ops.items) {
       if (auto e = load_op(o)) return e;
     }
+    // Cross-iteration references may name any operation of the file.
+    for (const auto& [where, index] : pending_after_previous_) {
+      const auto d = out_.find_op(where->text);
+      if (!d) {
+        return at(*where, "unknown operation \"" + where->text + "\" in \"after_previous\" (name one "
+                          "operation, not a replicated group)");
+      }
+      auto& list = out_.ops[index].after_previous;
+      if (std::find(list.begin(), list.end(), *d) == list.end()) list.push_back(*d);
+    }
+    for (const auto& [where, index, w] : pending_previous_waits_) {
+      const auto& signalled = semaphore_signals_[w.semaphore];
+      if (signalled.empty() || signalled.back().first < w.value) {
+        return at(*where, "no operation signals semaphore \"" + out_.semaphores[w.semaphore].name +
+                              "\" to " + std::to_string(w.value) +
+                              " or more in an iteration (\"previous\" waits for the previous one's signal)");
+      }
+    }
     return std::nullopt;
   }
 
   opt_diag load_op(const json_value& o) {
     if (!o.is(json_value::kind::object)) return at(o, "expected an operation object");
     if (auto e = keys(o, "an operation",
-                      {"name", "queue", "duration", "after", "alloc", "use", "free", "submit_after",
-                       "signal", "wait", "workload", "each", "collective", "show_frontier"})) {
+                      {"name", "queue", "duration", "after", "after_previous", "alloc", "use", "free",
+                       "submit_after", "signal", "wait", "workload", "each", "collective",
+                       "show_frontier"})) {
       return e;
     }
     op_desc base;
@@ -671,11 +709,21 @@ class scenario_loader {
     if (auto e = names_list(o, "after", after)) return e;
     std::vector<std::pair<const json_value*, semaphore_signal>> signals;
     std::vector<std::pair<const json_value*, semaphore_signal>> waits;
+    std::vector<std::pair<const json_value*, semaphore_signal>> previous_waits;
     if (auto e = semaphore_values(o, "signal", signals)) return e;
-    if (auto e = semaphore_values(o, "wait", waits)) return e;
-    if ((each || base.collective) && (!signals.empty() || !waits.empty())) {
-      return at(o, "a replicated or collective operation cannot signal or wait for named semaphores");
+    if (auto e = semaphore_values(o, "wait", waits, &previous_waits)) return e;
+    std::vector<const json_value*> after_previous;
+    if (auto e = names_list(o, "after_previous", after_previous)) return e;
+    if ((each || base.collective) &&
+        (!signals.empty() || !waits.empty() || !previous_waits.empty() || !after_previous.empty())) {
+      return at(o, "a replicated or collective operation cannot signal or wait for named semaphores "
+                   "or depend on the previous iteration");
     }
+    for (const auto& [where, w] : previous_waits) {
+      pending_previous_waits_.push_back({where, out_.ops.size(), w});
+      base.previous_waits.push_back(w);
+    }
+    for (const json_value* a : after_previous) pending_after_previous_.push_back({a, out_.ops.size()});
     // A wait is met by the first signal that reaches its value: signals of
     // one semaphore increase in execution order (checked below), so that
     // is the earliest listed signal of a value >= it.
@@ -914,6 +962,13 @@ class scenario_loader {
   std::vector<int> buffer_state_;
   std::vector<std::size_t> buffer_alloc_;
   std::vector<std::vector<std::size_t>> buffer_uses_;
+  struct pending_previous_wait {
+    const json_value* where;
+    std::size_t op;
+    semaphore_signal wait;
+  };
+  std::vector<std::pair<const json_value*, std::size_t>> pending_after_previous_;
+  std::vector<pending_previous_wait> pending_previous_waits_;
   /// Per semaphore: (value, signalling operation), in file order.
   std::vector<std::vector<std::pair<std::uint64_t, std::size_t>>> semaphore_signals_;
 };
@@ -960,30 +1015,75 @@ class scenario_loader {
   return s;
 }
 
-/// Returns `width` independent copies (each on its own devices, queues
-/// and buffers) of `depth` chained copies of `s` (copy j+1's roots depend
-/// on copy j's sinks, on the same queues, with their own buffers). The
-/// pool grows by width * depth, so a scenario that never frees still
-/// fits. Fails when the result exceeds the limits.
-[[nodiscard]] inline parsed<scenario> scale(const scenario& s, std::size_t width, std::size_t depth) {
+/// How scale() makes its copies.
+struct scale_options {
+  /// The width copies share the scenario's devices and lanes (they compete
+  /// for them) instead of each getting its own.
+  bool share_lanes = false;
+};
+
+/// Returns `width` copies of `depth` chained iterations of `s`.
+///
+/// Width: each copy gets its own devices, queues, buffers and named
+/// semaphores ("name/w1"), or, with options.share_lanes, shares the
+/// devices and lanes (its operations then compete for them).
+/// Depth: iteration d + 1 follows iteration d. A file with cross-iteration
+/// edges (`after_previous`, or waits with `"previous": true`) gets exactly
+/// those; otherwise every root of iteration d + 1 depends on every sink of
+/// iteration d. A named semaphore is one timeline across the iterations of
+/// a copy: iteration d's values are the file's plus d times the highest
+/// value the file signals, and each iteration's first signaller of it
+/// follows the previous iteration's last (its values keep increasing).
+/// Buffers are per iteration. The pool grows by width * depth, so a
+/// scenario that never frees still fits. Fails when the result exceeds
+/// the limits or an operation more than max_dependencies dependencies.
+[[nodiscard]] inline parsed<scenario> scale(const scenario& s, std::size_t width, std::size_t depth,
+                                            const scale_options& options = {}) {
   if (width == 0 || depth == 0) return diagnostic{0, 0, "--width and --depth must be at least 1", {}};
   if (width == 1 && depth == 1) return s;
   const std::size_t n = s.ops.size();
+  const std::size_t queue_copies = options.share_lanes ? 1 : width;
   if (width * depth > max_operations / std::max<std::size_t>(n, 1) ||
-      width > max_queues / s.queues.size()) {
+      queue_copies > max_queues / s.queues.size()) {
     return diagnostic{0, 0, "scaled scenario exceeds the limits (" + std::to_string(max_operations) +
                                 " operations, " + std::to_string(max_queues) + " queues)",
                       {}};
   }
-  // Roots and sinks of one copy.
+  // Roots and sinks of one iteration, and whether the file says itself
+  // how iterations connect.
   std::vector<char> has_consumer(n, 0);
+  bool explicit_iterations = false;
   for (const op_desc& op : s.ops) {
     for (std::size_t d : op.after) has_consumer[d] = 1;
+    explicit_iterations = explicit_iterations || !op.after_previous.empty() || !op.previous_waits.empty();
   }
   std::vector<std::size_t> sinks;
   for (std::size_t i = 0; i < n; ++i) {
     if (!has_consumer[i]) sinks.push_back(i);
   }
+  // Per semaphore: the highest value signalled, and its first and last
+  // signallers in file order.
+  constexpr std::size_t none = static_cast<std::size_t>(-1);
+  const std::size_t nm = s.semaphores.size();
+  std::vector<std::uint64_t> span(nm, 0);
+  std::vector<std::size_t> first_signaller(nm, none);
+  std::vector<std::size_t> last_signaller(nm, none);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const semaphore_signal& sv : s.ops[i].signals) {
+      span[sv.semaphore] = std::max(span[sv.semaphore], sv.value);
+      if (first_signaller[sv.semaphore] == none) first_signaller[sv.semaphore] = i;
+      last_signaller[sv.semaphore] = i;
+    }
+  }
+  // The file's operation whose signal first reaches `value` of semaphore m.
+  const auto producer_of = [&](std::size_t m, std::uint64_t value) {
+    for (std::size_t i = 0; i < n; ++i) {
+      for (const semaphore_signal& sv : s.ops[i].signals) {
+        if (sv.semaphore == m && sv.value >= value) return i;
+      }
+    }
+    return none;
+  };
   scenario out;
   out.name = s.name;
   out.title = s.title;
@@ -997,29 +1097,46 @@ class scenario_loader {
     if (depth > 1) t += "/d" + std::to_string(d);
     return t;
   };
-  for (std::size_t w = 0; w < width; ++w) {
-    const std::size_t device_base = out.devices.size();
-    const std::size_t queue_base = out.queues.size();
-    const std::string ws = width > 1 ? "/w" + std::to_string(w) : "";
-    for (const device_desc& d : s.devices) {
-      device_desc c = d;
-      c.name += ws;
-      out.devices.push_back(c);
+  const auto too_many = [&](const op_desc& c) -> std::optional<diagnostic> {
+    if (c.after.size() <= max_dependencies) return std::nullopt;
+    return diagnostic{0, 0, "scaling gives \"" + c.name + "\" more than " + std::to_string(max_dependencies) +
+                                " dependencies",
+                      {}};
+  };
+  const auto add_dependency = [](op_desc& c, std::size_t d) {
+    if (std::find(c.after.begin(), c.after.end(), d) == c.after.end()) c.after.push_back(d);
+    for (auto& pa : c.part_after) {
+      if (std::find(pa.begin(), pa.end(), d) == pa.end()) pa.push_back(d);
     }
-    for (const queue_desc& q : s.queues) {
-      queue_desc c = q;
-      c.device += device_base;
-      c.name = out.devices[c.device].name + "." + std::to_string(q.lane);
-      out.queues.push_back(c);
+  };
+  for (std::size_t w = 0; w < width; ++w) {
+    std::size_t queue_base = 0;
+    if (w < queue_copies) {
+      const std::size_t device_base = out.devices.size();
+      queue_base = out.queues.size();
+      const std::string ws = queue_copies > 1 ? "/w" + std::to_string(w) : "";
+      for (const device_desc& d : s.devices) {
+        device_desc c = d;
+        c.name += ws;
+        out.devices.push_back(c);
+      }
+      for (const queue_desc& q : s.queues) {
+        queue_desc c = q;
+        c.device += device_base;
+        c.name = out.devices[c.device].name + "." + std::to_string(q.lane);
+        out.queues.push_back(c);
+      }
+    }
+    const std::size_t semaphore_base = out.semaphores.size();
+    for (const semaphore_desc& m : s.semaphores) {
+      out.semaphores.push_back(semaphore_desc{m.name + (width > 1 ? "/w" + std::to_string(w) : "")});
     }
     for (std::size_t d = 0; d < depth; ++d) {
       const std::size_t op_base = out.ops.size();
       const std::size_t buffer_base = out.buffers.size();
-      const std::size_t semaphore_base = out.semaphores.size();
       for (const buffer_desc& b : s.buffers) {
         out.buffers.push_back(buffer_desc{b.name + suffix(w, d), b.bytes});
       }
-      for (const semaphore_desc& m : s.semaphores) out.semaphores.push_back(semaphore_desc{m.name + suffix(w, d)});
       for (std::size_t i = 0; i < n; ++i) {
         op_desc c = s.ops[i];
         c.name += suffix(w, d);
@@ -1033,22 +1150,36 @@ class scenario_loader {
           for (std::size_t& b : *list) b += buffer_base;
         }
         if (c.submit_after) *c.submit_after += op_base;
-        for (semaphore_signal& sv : c.signals) sv.semaphore += semaphore_base;
+        for (semaphore_signal& sv : c.signals) {
+          sv.value += d * span[sv.semaphore];
+          sv.semaphore += semaphore_base;
+        }
         for (semaphore_wait& sw : c.waits) {
+          sw.value += d * span[sw.semaphore];
           sw.semaphore += semaphore_base;
           sw.producer += op_base;
         }
-        if (d > 0 && s.ops[i].after.empty()) {
-          for (std::size_t k : sinks) {
-            if (c.after.size() == max_dependencies) {
-              return diagnostic{0, 0, "chaining copies gives \"" + c.name + "\" more than " +
-                                          std::to_string(max_dependencies) + " dependencies",
-                                {}};
+        c.after_previous.clear();
+        c.previous_waits.clear();
+        if (d > 0) {
+          const std::size_t previous_base = op_base - n;
+          if (explicit_iterations) {
+            for (std::size_t x : s.ops[i].after_previous) add_dependency(c, previous_base + x);
+            for (const semaphore_signal& pw : s.ops[i].previous_waits) {
+              const std::size_t producer = previous_base + producer_of(pw.semaphore, pw.value);
+              c.waits.push_back(semaphore_wait{pw.semaphore + semaphore_base,
+                                               pw.value + (d - 1) * span[pw.semaphore], producer});
+              add_dependency(c, producer);
             }
-            c.after.push_back(op_base - n + k);
-            for (auto& pa : c.part_after) pa.push_back(op_base - n + k);
+          } else if (s.ops[i].after.empty()) {
+            for (std::size_t k : sinks) add_dependency(c, previous_base + k);
+          }
+          // A semaphore's values keep increasing across iterations.
+          for (const semaphore_signal& sv : s.ops[i].signals) {
+            if (first_signaller[sv.semaphore] == i) add_dependency(c, previous_base + last_signaller[sv.semaphore]);
           }
         }
+        if (auto e = too_many(c)) return *e;
         out.ops.push_back(std::move(c));
       }
       if (w == 0 && d == 0 && s.speculation) {
