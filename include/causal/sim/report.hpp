@@ -13,14 +13,18 @@
 // scenario's `after` lists, classified `issued` when the model issued at
 // least one device wait for it and `elided` otherwise, with the reason.
 // `classify_edges` derives them, because a run records counts per
-// operation, not a decision per edge:
+// operation, not a decision per edge. It works on the scenario as the runs
+// submitted it (placed by place() for lane classes or ready-first
+// scheduling, as run() does) and reports in the file's indexing:
 //   binary events, timelines  replayed: the models' rules (skip the own
 //       queue; skip an operation, or a timeline value, the queue already
 //       waited for) are re-applied in submission order, collectives'
-//       all-to-all waits included. Exact, except that a timeline wait
-//       issued for a buffer's reuse also raises what the queue has seen;
-//       where the run's `already_waited` count says so, the replay's
-//       surplus issued edges (earliest producers first) become elided and
+//       all-to-all waits and named semaphores included. Then the replay
+//       must match the run's `already_waited` count per operation: a
+//       timeline wait issued for a buffer's reuse also raises what the
+//       queue has seen, unknown to the replay. Where the counts differ,
+//       the fewest pairs flip (surplus issued ones with the earliest
+//       producers become elided, or the reverse) and the operation's edges
 //       are marked inexact.
 //   frontiers  read from the run's trace (run_options::trace): every wait
 //       the queue classified is recorded with its index and tier. Waits on
@@ -127,6 +131,8 @@ struct edge_record {
 struct report_item {
   scenario input;
   std::vector<run_result> runs;
+  /// How the runs placed the operations (run_options::how).
+  scheduling how = scheduling::in_order;
 };
 
 /// What the report says about the invocation that made it.
@@ -285,6 +291,57 @@ class json_writer {
 
 namespace detail {
 
+/// A scenario as the simulator submitted it: placed (place()) when an
+/// operation sits on a lane class or the scheduling is not in-order, as
+/// run() does; the file's scenario otherwise.
+class submitted_view {
+ public:
+  submitted_view(const scenario& s, scheduling how) : input_(&s) {
+    const bool placed_already =
+        how == scheduling::in_order &&
+        std::none_of(s.ops.begin(), s.ops.end(), [](const op_desc& op) { return op.queues.empty(); });
+    if (!placed_already) {
+      parsed<placement> p = place(s, how);
+      if (p) {
+        position_ = std::move(p->position);
+        placed_.emplace(std::move(p->placed));
+      }
+    }
+    const std::size_t n = submitted().ops.size();
+    if (position_.size() != s.ops.size()) {
+      position_.resize(s.ops.size());
+      for (std::size_t i = 0; i < s.ops.size(); ++i) position_[i] = i;
+    }
+    file_of_.assign(n, npos);
+    for (std::size_t i = 0; i < position_.size(); ++i) {
+      if (position_[i] < n) file_of_[position_[i]] = i;
+    }
+  }
+  submitted_view(const submitted_view&) = delete;
+  submitted_view& operator=(const submitted_view&) = delete;
+
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+
+  /// The operations in submission order, each on its lanes.
+  [[nodiscard]] const scenario& submitted() const noexcept { return placed_ ? *placed_ : *input_; }
+  /// submitted().ops[position(i)] is the file's operation i.
+  [[nodiscard]] std::size_t position(std::size_t i) const noexcept { return position_[i]; }
+  /// The file's index of submitted operation p (npos when none).
+  [[nodiscard]] std::size_t file_of(std::size_t p) const noexcept { return file_of_[p]; }
+  /// The lanes of the file's operation i (empty when it was never placed).
+  [[nodiscard]] const std::vector<std::size_t>& lanes(std::size_t i) const noexcept {
+    static const std::vector<std::size_t> none;
+    const std::size_t p = position_[i];
+    return p < submitted().ops.size() ? submitted().ops[p].queues : none;
+  }
+
+ private:
+  const scenario* input_;
+  std::optional<scenario> placed_;
+  std::vector<std::size_t> position_;
+  std::vector<std::size_t> file_of_;
+};
+
 /// The dependencies of part `j` of operation `i`.
 [[nodiscard]] inline const std::vector<std::size_t>& report_deps(const scenario& s, std::size_t i,
                                                                  std::size_t j) {
@@ -293,197 +350,252 @@ namespace detail {
 }
 
 /// The epoch of every part of every operation: each part is one submission
-/// on its queue, in file order, in every model.
+/// on its queue, in submission order, in every model.
 [[nodiscard]] inline std::vector<std::vector<std::uint64_t>> part_epochs(const scenario& s) {
   std::vector<std::uint64_t> lane(s.queues.size(), 0);
   std::vector<std::vector<std::uint64_t>> out(s.ops.size());
   for (std::size_t i = 0; i < s.ops.size(); ++i) {
-    for (std::size_t q : s.ops[i].queues) out[i].push_back(++lane[q]);
+    for (std::size_t q : s.ops[i].queues) out[i].push_back(q < lane.size() ? ++lane[q] : 0);
   }
   return out;
 }
 
 /// One (consumer part, producer part) decision of an operation.
 struct pair_decision {
-  std::size_t producer = 0;
+  std::size_t producer = 0;  ///< submitted index
   wait_decision decision = wait_decision::issued;
   bool exact = true;
 };
 
-/// Folds the pair decisions of operation `i` into one edge per entry of
-/// its `after`: issued when any pair was.
-inline void fold_edges(const scenario& s, std::size_t i, const std::vector<pair_decision>& pairs,
-                       std::vector<edge_record>& out) {
-  for (std::size_t d : s.ops[i].after) {
-    edge_record e{d, i, wait_decision::issued, true};
-    bool any = false;
-    for (const pair_decision& p : pairs) {
-      if (p.producer != d) continue;
-      e.exact = e.exact && p.exact;
-      if (!any || p.decision == wait_decision::issued) e.decision = p.decision;
-      if (p.decision == wait_decision::issued) break;
-      any = true;
-    }
-    out.push_back(e);
-  }
-}
+/// Edges of one run, built in submitted indices and handed out in the
+/// file's.
+struct edge_builder {
+  const submitted_view& view;
+  const run_result& r;
 
-/// Binary events and timelines: the models' rules replayed in order.
-[[nodiscard]] inline std::vector<edge_record> baseline_edges(const scenario& s, const run_result& r) {
-  const bool events = r.which == model::binary_events;
-  const auto epochs = part_epochs(s);
-  std::vector<std::set<std::pair<std::size_t, std::size_t>>> waited(s.queues.size());
-  std::vector<std::map<std::size_t, std::uint64_t>> memo(s.queues.size());
-  std::vector<edge_record> out;
-  std::uint64_t already = 0;  // the current operation's replayed already_waited count
-  const auto decide = [&](std::size_t q, std::size_t d, std::size_t pq, std::uint64_t pe) {
-    if (pq == q) return wait_decision::same_queue;
-    if (events) {
-      if (!waited[q].insert({d, pq}).second) return ++already, wait_decision::already_waited;
+  /// The record of submitted operation p, or null.
+  [[nodiscard]] const op_record* record(std::size_t p) const noexcept {
+    const std::size_t i = view.file_of(p);
+    return i < r.ops.size() ? &r.ops[i] : nullptr;
+  }
+  [[nodiscard]] double end_of(std::size_t p) const noexcept {
+    const op_record* rec = record(p);
+    return rec != nullptr ? rec->end : 0;
+  }
+
+  /// Folds the pair decisions of submitted operation `p` into one edge per
+  /// entry of its `after`: issued when any pair was.
+  void fold(std::size_t p, const std::vector<pair_decision>& pairs, std::vector<edge_record>& out) const {
+    const scenario& s = view.submitted();
+    for (std::size_t d : s.ops[p].after) {
+      edge_record e{view.file_of(d), view.file_of(p), wait_decision::issued, true};
+      bool any = false;
+      for (const pair_decision& pd : pairs) {
+        if (pd.producer != d) continue;
+        e.exact = e.exact && pd.exact;
+        if (!any || pd.decision == wait_decision::issued) e.decision = pd.decision;
+        any = true;
+        if (pd.decision == wait_decision::issued) break;
+      }
+      // A dependency no part waited for in any way (none is expected).
+      if (!any) e.exact = false;
+      if (e.producer != submitted_view::npos && e.consumer != submitted_view::npos) out.push_back(e);
+    }
+  }
+
+  /// Makes the pairs agree with the record's `already_waited` count,
+  /// flipping the fewest (earliest producers become elided first, the
+  /// latest become issued first); flipped pairs are inexact.
+  void reconcile(std::size_t p, std::uint64_t replayed, std::vector<pair_decision>& pairs) const {
+    const op_record* rec = record(p);
+    if (rec == nullptr || rec->elided.already_waited == replayed) return;
+    const bool to_elided = rec->elided.already_waited > replayed;
+    std::uint64_t flips = to_elided ? rec->elided.already_waited - replayed : replayed - rec->elided.already_waited;
+    const wait_decision from = to_elided ? wait_decision::issued : wait_decision::already_waited;
+    std::vector<std::size_t> candidates;
+    for (std::size_t k = 0; k < pairs.size(); ++k) {
+      if (pairs[k].decision == from) candidates.push_back(k);
+    }
+    std::stable_sort(candidates.begin(), candidates.end(), [&](std::size_t a, std::size_t b) {
+      return to_elided ? end_of(pairs[a].producer) < end_of(pairs[b].producer)
+                       : end_of(pairs[a].producer) > end_of(pairs[b].producer);
+    });
+    for (std::size_t k : candidates) {
+      if (flips == 0) break;
+      pairs[k].decision = to_elided ? wait_decision::already_waited : wait_decision::issued;
+      --flips;
+    }
+    for (pair_decision& pd : pairs) pd.exact = false;
+  }
+
+  /// Binary events and timelines: the models' rules replayed in
+  /// submission order.
+  [[nodiscard]] std::vector<edge_record> baselines() const {
+    const scenario& s = view.submitted();
+    const bool events = r.which == model::binary_events;
+    const auto epochs = part_epochs(s);
+    const std::size_t nq = s.queues.size();
+    std::vector<std::set<std::pair<std::size_t, std::size_t>>> waited(nq);
+    std::vector<std::map<std::size_t, std::uint64_t>> memo(nq);
+    std::vector<edge_record> out;
+    std::uint64_t already = 0;  // the current operation's replayed already_waited count
+    const auto decide = [&](std::size_t q, std::size_t d, std::size_t pq, std::uint64_t pe,
+                            const semaphore_wait* via) {
+      if (pq == q) return wait_decision::same_queue;
+      if (events) {
+        if (!waited[q].insert({d, pq}).second) return ++already, wait_decision::already_waited;
+        return wait_decision::issued;
+      }
+      // A named semaphore is a timeline of its own, keyed past the queues.
+      std::uint64_t& seen = memo[q][via != nullptr ? nq + via->semaphore : pq];
+      const std::uint64_t value = via != nullptr ? via->value : pe;
+      if (seen >= value) return ++already, wait_decision::already_waited;
+      seen = value;
       return wait_decision::issued;
-    }
-    std::uint64_t& seen = memo[q][pq];
-    if (seen >= pe) return ++already, wait_decision::already_waited;
-    seen = pe;
-    return wait_decision::issued;
-  };
-  for (std::size_t i = 0; i < s.ops.size(); ++i) {
-    const op_desc& op = s.ops[i];
-    std::vector<pair_decision> pairs;
-    already = 0;
-    for (std::size_t j = 0; j < op.queues.size(); ++j) {
-      for (std::size_t d : report_deps(s, i, j)) {
-        for (std::size_t pj = 0; pj < s.ops[d].queues.size(); ++pj) {
-          pairs.push_back({d, decide(op.queues[j], d, s.ops[d].queues[pj], epochs[d][pj]), true});
+    };
+    for (std::size_t i = 0; i < s.ops.size(); ++i) {
+      const op_desc& op = s.ops[i];
+      std::vector<pair_decision> pairs;
+      already = 0;
+      for (std::size_t j = 0; j < op.queues.size() && op.queues[j] < nq; ++j) {
+        for (std::size_t d : report_deps(s, i, j)) {
+          const semaphore_wait* via = nullptr;
+          for (const semaphore_wait& w : op.waits) {
+            if (w.producer == d && (via == nullptr || w.value > via->value)) via = &w;
+          }
+          for (std::size_t pj = 0; pj < s.ops[d].queues.size(); ++pj) {
+            pairs.push_back({d, decide(op.queues[j], d, s.ops[d].queues[pj], epochs[d][pj], via), true});
+          }
         }
       }
-    }
-    if (op.collective) {
-      // The all-reduce's own waits: no edge, but they change what each
-      // participant has waited for.
-      for (std::size_t q : op.queues) {
-        for (std::size_t pj = 0; pj < op.queues.size(); ++pj) {
-          if (op.queues[pj] != q) (void)decide(q, i, op.queues[pj], epochs[i][pj]);
+      if (op.collective) {
+        // The all-reduce's own waits: no edge, but they change what each
+        // participant has waited for.
+        for (std::size_t q : op.queues) {
+          for (std::size_t pj = 0; pj < op.queues.size(); ++pj) {
+            if (op.queues[pj] != q && q < nq) (void)decide(q, i, op.queues[pj], epochs[i][pj], nullptr);
+          }
         }
       }
+      reconcile(i, already, pairs);
+      fold(i, pairs, out);
     }
-    // A timeline wait issued for a buffer's reuse raised what the queue had
-    // seen without the replay knowing: the run counted more already_waited.
-    const std::uint64_t recorded = i < r.ops.size() ? r.ops[i].elided.already_waited : already;
-    if (recorded > already) {
-      std::uint64_t surplus = recorded - already;
-      std::vector<std::size_t> issued;
-      for (std::size_t k = 0; k < pairs.size(); ++k) {
-        if (pairs[k].decision == wait_decision::issued) issued.push_back(k);
-      }
-      std::stable_sort(issued.begin(), issued.end(), [&](std::size_t a, std::size_t b) {
-        return r.ops[pairs[a].producer].end < r.ops[pairs[b].producer].end;
-      });
-      for (std::size_t k : issued) {
-        if (surplus == 0) break;
-        pairs[k].decision = wait_decision::already_waited;
-        pairs[k].exact = false;
-        --surplus;
-      }
-    }
-    fold_edges(s, i, pairs, out);
+    return out;
   }
-  return out;
-}
 
-/// Frontiers: the queue's tiers from the trace; collective joins (and,
-/// without a trace, the cross-queue waits) from the counts.
-[[nodiscard]] inline std::vector<edge_record> frontier_edges(const scenario& s, const run_result& r) {
-  const auto epochs = part_epochs(s);
-  // (queue axis, consumer epoch, wait index) -> tier.
-  std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint32_t>, trace_tier> tiers;
-  for (const trace_record& t : r.trace) {
-    if (t.kind == trace_kind::queue_wait) tiers[{t.queue.raw(), t.epoch, t.index}] = t.tier;
-  }
-  const bool traced = !r.trace.empty();
-  std::vector<edge_record> out;
-  for (std::size_t i = 0; i < s.ops.size(); ++i) {
-    const op_desc& op = s.ops[i];
-    std::vector<pair_decision> pairs;
-    std::vector<std::size_t> open;  // pairs still to assign from the counts
-    std::uint64_t traced_reached = 0;
-    std::uint64_t open_joins = 0;
-    for (std::size_t j = 0; j < op.queues.size(); ++j) {
-      const std::size_t q = op.queues[j];
-      std::uint32_t index = 0;
-      for (std::size_t d : report_deps(s, i, j)) {
-        if (s.ops[d].collective) {
-          open.push_back(pairs.size());
-          ++open_joins;
-          pairs.push_back({d, wait_decision::issued, false});
-          continue;
-        }
-        if (s.ops[d].queues.front() == q) {
-          pairs.push_back({d, wait_decision::same_queue, true});
-          continue;
-        }
-        const std::uint32_t k = index++;
-        const auto it = q < r.queue_axes.size()
-                            ? tiers.find({r.queue_axes[q].raw(), epochs[i][j], k})
-                            : tiers.end();
-        if (!traced || it == tiers.end()) {
-          open.push_back(pairs.size());
-          pairs.push_back({d, wait_decision::issued, false});
-          continue;
-        }
-        wait_decision w = wait_decision::issued;
-        switch (it->second) {
-          case trace_tier::reached: w = wait_decision::reached, ++traced_reached; break;
-          case trace_tier::same_queue: w = wait_decision::same_queue; break;
-          case trace_tier::dominated: w = wait_decision::dominated; break;
-          case trace_tier::device: w = wait_decision::issued; break;
-        }
-        pairs.push_back({d, w, true});
-      }
+  /// Frontiers: the queue's tiers from the trace; collective joins (and,
+  /// without a trace, the cross-queue waits) from the counts.
+  [[nodiscard]] std::vector<edge_record> frontiers() const {
+    const scenario& s = view.submitted();
+    const auto epochs = part_epochs(s);
+    // (queue axis, consumer epoch) -> the tiers of its waits, by index.
+    std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<trace_tier>> traced_waits;
+    for (const trace_record& t : r.trace) {
+      if (t.kind != trace_kind::queue_wait) continue;
+      std::vector<trace_tier>& v = traced_waits[{t.queue.raw(), t.epoch}];
+      if (v.size() <= t.index) v.resize(t.index + 1, trace_tier::device);
+      v[t.index] = t.tier;
     }
-    if (!open.empty() && i < r.ops.size()) {
-      // Hand out the counted elisions the trace did not explain: a join's
-      // own reason first, then reached and dominated; the rest were issued.
-      const elided_counts& c = r.ops[i].elided;
-      std::uint64_t known = c.collective_known;
-      std::uint64_t reached = c.reached > traced_reached ? c.reached - traced_reached : 0;
-      std::uint64_t dominated = traced ? 0 : c.dominated;
-      std::size_t assigned_issued = 0;
-      for (std::size_t k : open) {
-        pair_decision& p = pairs[k];
-        if (s.ops[p.producer].collective && known > 0) {
-          p.decision = wait_decision::collective_known, --known;
-        } else if (reached > 0) {
-          p.decision = wait_decision::reached, --reached;
-        } else if (!s.ops[p.producer].collective && dominated > 0) {
-          p.decision = wait_decision::dominated, --dominated;
-        } else {
-          ++assigned_issued;
+    const bool traced = !r.trace.empty();
+    std::vector<edge_record> out;
+    for (std::size_t i = 0; i < s.ops.size(); ++i) {
+      const op_desc& op = s.ops[i];
+      const op_record* rec = record(i);
+      std::vector<pair_decision> pairs;
+      std::vector<std::size_t> open;  // pairs still to assign from the counts
+      std::uint64_t traced_reached = 0;
+      std::uint64_t open_joins = 0;
+      for (std::size_t j = 0; j < op.queues.size(); ++j) {
+        const std::size_t q = op.queues[j];
+        // The queue saw one wait per dependency on another queue (in
+        // order); the own queue and collectives are decided before it.
+        std::vector<std::size_t> cross;
+        for (std::size_t d : report_deps(s, i, j)) {
+          if (s.ops[d].collective) {
+            open.push_back(pairs.size());
+            ++open_joins;
+            pairs.push_back({d, wait_decision::issued, false});
+          } else if (!s.ops[d].queues.empty() && s.ops[d].queues.front() == q) {
+            pairs.push_back({d, wait_decision::same_queue, true});
+          } else {
+            cross.push_back(pairs.size());
+            pairs.push_back({d, wait_decision::issued, false});
+          }
+        }
+        const std::vector<trace_tier>* tiers = nullptr;
+        if (traced && q < r.queue_axes.size()) {
+          const auto it = traced_waits.find({r.queue_axes[q].raw(), epochs[i][j]});
+          if (it != traced_waits.end() && it->second.size() == cross.size()) tiers = &it->second;
+        }
+        for (std::size_t k = 0; k < cross.size(); ++k) {
+          pair_decision& pd = pairs[cross[k]];
+          if (tiers == nullptr) {  // no trace, or not one wait per dependency
+            open.push_back(cross[k]);
+            continue;
+          }
+          pd.exact = true;
+          switch ((*tiers)[k]) {
+            case trace_tier::reached: pd.decision = wait_decision::reached, ++traced_reached; break;
+            case trace_tier::same_queue: pd.decision = wait_decision::same_queue; break;
+            case trace_tier::dominated: pd.decision = wait_decision::dominated; break;
+            case trace_tier::device: pd.decision = wait_decision::issued; break;
+          }
         }
       }
-      // One open pair, or all of them decided alike, leaves no choice.
-      const bool forced = open.size() == 1 || assigned_issued == open.size() || assigned_issued == 0;
-      if (forced && (traced || open_joins == open.size())) {
-        bool alike = true;
-        for (std::size_t k : open) alike = alike && pairs[k].decision == pairs[open.front()].decision;
-        if (alike) {
-          for (std::size_t k : open) pairs[k].exact = true;
+      if (!open.empty() && rec != nullptr) {
+        // Hand out the counted elisions the trace did not explain: a join's
+        // own reason first, then reached and dominated; the rest were issued.
+        const elided_counts& c = rec->elided;
+        std::uint64_t known = c.collective_known;
+        std::uint64_t reached = c.reached > traced_reached ? c.reached - traced_reached : 0;
+        std::uint64_t dominated = c.dominated;
+        for (const pair_decision& pd : pairs) {
+          if (pd.exact && pd.decision == wait_decision::dominated && dominated > 0) --dominated;
+        }
+        for (std::size_t k : open) {
+          pair_decision& pd = pairs[k];
+          const bool join = s.ops[pd.producer].collective;
+          if (join && known > 0) {
+            pd.decision = wait_decision::collective_known, --known;
+          } else if (reached > 0) {
+            pd.decision = wait_decision::reached, --reached;
+          } else if (!join && dominated > 0) {
+            pd.decision = wait_decision::dominated, --dominated;
+          } else {
+            pd.decision = wait_decision::issued;
+          }
+        }
+        // Only joins open, and one of them or all decided alike: no choice.
+        if (open_joins == open.size()) {
+          bool alike = true;
+          for (std::size_t k : open) alike = alike && pairs[k].decision == pairs[open.front()].decision;
+          if (alike) {
+            for (std::size_t k : open) pairs[k].exact = true;
+          }
         }
       }
+      fold(i, pairs, out);
     }
-    fold_edges(s, i, pairs, out);
+    return out;
   }
-  return out;
-}
+};
 
 }  // namespace detail
 
-/// Returns one edge per (dependency, consumer) pair of `s`, in operation
-/// order and then `after` order, with what run `r` (of `s`) did for it;
+/// Returns one edge per (dependency, consumer) pair of `s`, ordered by
+/// consumer and then by the consumer's `after`, with what run `r` did for
+/// it. `r` must be a run of `s` under scheduling `how` (run_options::how);
 /// see the file comment for how each model's decisions are derived.
 /// Tooling: allocates.
-[[nodiscard]] inline std::vector<edge_record> classify_edges(const scenario& s, const run_result& r) {
-  return r.which == model::frontiers ? detail::frontier_edges(s, r) : detail::baseline_edges(s, r);
+[[nodiscard]] inline std::vector<edge_record> classify_edges(const scenario& s, const run_result& r,
+                                                             scheduling how = scheduling::in_order) {
+  const detail::submitted_view view(s, how);
+  const detail::edge_builder b{view, r};
+  std::vector<edge_record> edges = r.which == model::frontiers ? b.frontiers() : b.baselines();
+  // File order by consumer; each consumer's edges stay in `after` order.
+  std::stable_sort(edges.begin(), edges.end(),
+                   [](const edge_record& x, const edge_record& y) { return x.consumer < y.consumer; });
+  return edges;
 }
 
 //===-- JSON -----------------------------------------------------------------===//
@@ -528,8 +640,9 @@ inline void write_totals(json_writer& w, const metrics& t) {
       .end_object();
 }
 
-inline void write_run(json_writer& w, const scenario& s, const run_result& r) {
-  const std::vector<edge_record> edges = classify_edges(s, r);
+inline void write_run(json_writer& w, const scenario& s, const submitted_view& view, const run_result& r,
+                      scheduling how) {
+  const std::vector<edge_record> edges = classify_edges(s, r, how);
   std::uint64_t issued = 0;
   for (const edge_record& e : edges) issued += e.issued() ? 1 : 0;
   w.begin_object();
@@ -554,10 +667,16 @@ inline void write_run(json_writer& w, const scenario& s, const run_result& r) {
     w.begin_object();
     w.field("name", op.name);
     w.key("lanes").begin_array();
-    for (std::size_t q : op.queues) w.value(s.queues[q].name);
+    for (std::size_t q : view.lanes(i)) w.value(s.queues[q].name);
     w.end_array();
+    // As submitted: a placement may add the orderings the file met by
+    // queue order (scheduling::ready_first).
     w.key("after").begin_array();
-    for (std::size_t d : op.after) w.value(s.ops[d].name);
+    if (view.position(i) < view.submitted().ops.size()) {
+      for (std::size_t d : view.submitted().ops[view.position(i)].after) {
+        if (view.file_of(d) < s.ops.size()) w.value(s.ops[view.file_of(d)].name);
+      }
+    }
     w.end_array();
     w.field("submit", rec.submit).field("start", rec.start).field("end", rec.end).field("epoch", rec.epoch);
     w.field("device_waits", rec.device_waits).field("waits_elided", rec.waits_elided);
@@ -580,10 +699,10 @@ inline void write_run(json_writer& w, const scenario& s, const run_result& r) {
           .end_object();
     }
     w.end_array();
-    if (r.which == model::frontiers && i < r.knowledge.size() && !op.queues.empty() &&
-        op.queues.front() < r.queue_axes.size()) {
+    if (r.which == model::frontiers && i < r.knowledge.size() && !view.lanes(i).empty() &&
+        view.lanes(i).front() < r.queue_axes.size()) {
       const frontier& f = r.knowledge[i];
-      const axis own = r.queue_axes[op.queues.front()];
+      const axis own = r.queue_axes[view.lanes(i).front()];
       w.key("carries");
       write_frontier(w, s, r, f, std::nullopt, 0);
       w.key("knows");
@@ -608,7 +727,7 @@ inline void write_document(json_writer& w, std::span<const report_item> items, c
     const scenario& s = item.input;
     w.begin_object();
     w.field("name", s.name).field("title", s.title).field("description", s.description);
-    w.field("claim", s.claim).field("operations", s.ops.size());
+    w.field("claim", s.claim).field("operations", s.ops.size()).field("scheduling", to_string(item.how));
     w.key("lanes").begin_array();
     for (const queue_desc& q : s.queues) w.value(q.name);
     w.end_array();
@@ -619,7 +738,8 @@ inline void write_document(json_writer& w, std::span<const report_item> items, c
         .field("round_trip", s.costs.round_trip)
         .end_object();
     w.key("models").begin_array();
-    for (const run_result& r : item.runs) write_run(w, s, r);
+    const submitted_view view(s, item.how);
+    for (const run_result& r : item.runs) write_run(w, s, view, r, item.how);
     w.end_array();
     w.end_object();
   }
@@ -690,7 +810,8 @@ struct chart_scale {
   double span = 1;      // simulated time covered
 };
 
-inline void write_chart(std::ostream& out, const scenario& s, const run_result& r, const chart_scale& k) {
+inline void write_chart(std::ostream& out, const scenario& s, const submitted_view& view, const run_result& r,
+                        const std::vector<edge_record>& edges, const chart_scale& k) {
   const std::string sname = html_escape(s.name);
   const std::string mkey(key_of(r.which));
   const double height = axis_h + row_h * static_cast<double>(s.queues.size()) + 8;
@@ -723,10 +844,11 @@ inline void write_chart(std::ostream& out, const scenario& s, const run_result& 
   for (std::size_t i = 0; i < s.ops.size() && i < r.ops.size(); ++i) {
     const op_desc& op = s.ops[i];
     const op_record& rec = r.ops[i];
+    const std::vector<std::size_t>& lanes = view.lanes(i);
     const double x = x_of(rec.start);
     const double w = std::max(1.0, (rec.end - rec.start) * k.per_unit);
-    for (std::size_t j = 0; j < op.queues.size(); ++j) {
-      const double y = y_of(op.queues[j]) + (row_h - bar_h) / 2;
+    for (std::size_t j = 0; j < lanes.size(); ++j) {
+      const double y = y_of(lanes[j]) + (row_h - bar_h) / 2;
       out << "<rect class=\"" << (j == 0 ? "op" : "part") << (op.collective ? " collective" : "")
           << (rec.device_waits > 0 ? " waited" : "") << "\" data-scenario=\"" << sname
           << "\" data-model=\"" << mkey << "\" data-op=\"" << i << "\" x=\"" << px(x) << "\" y=\""
@@ -741,13 +863,15 @@ inline void write_chart(std::ostream& out, const scenario& s, const run_result& 
   }
   out << "</g>";
   // The waits: elided below issued, both above the bars.
-  const std::vector<edge_record> edges = classify_edges(s, r);
   for (const bool issued : {false, true}) {
     out << "<g class=\"waits " << (issued ? "issued" : "elided") << "\">";
     for (const edge_record& e : edges) {
-      if (e.issued() != issued || e.producer >= r.ops.size() || e.consumer >= r.ops.size()) continue;
-      const std::size_t pq = s.ops[e.producer].queues.front();
-      const std::size_t cq = s.ops[e.consumer].queues.front();
+      if (e.issued() != issued || e.producer >= r.ops.size() || e.consumer >= r.ops.size() ||
+          view.lanes(e.producer).empty() || view.lanes(e.consumer).empty()) {
+        continue;
+      }
+      const std::size_t pq = view.lanes(e.producer).front();
+      const std::size_t cq = view.lanes(e.consumer).front();
       const double x1 = x_of(r.ops[e.producer].end);
       const double x2 = x_of(r.ops[e.consumer].start);
       const double y1 = y_of(pq) + row_h / 2;
@@ -984,8 +1108,11 @@ inline void write_html(std::ostream& out, std::span<const report_item> items, co
     double span = 0;
     std::size_t busiest = 0;
     std::vector<std::size_t> per_lane(s.queues.size(), 0);
-    for (const op_desc& op : s.ops) {
-      for (std::size_t q : op.queues) busiest = std::max(busiest, ++per_lane[q]);
+    const detail::submitted_view view(s, item.how);
+    for (const op_desc& op : view.submitted().ops) {
+      for (std::size_t q : op.queues) {
+        if (q < per_lane.size()) busiest = std::max(busiest, ++per_lane[q]);
+      }
     }
     for (const run_result& r : item.runs) span = std::max(span, r.totals.makespan);
     detail::chart_scale k;
@@ -1000,7 +1127,7 @@ inline void write_html(std::ostream& out, std::span<const report_item> items, co
     if (!s.description.empty()) out << "<p>" << html_escape(s.description) << "</p>";
     if (!s.claim.empty()) out << "<p class=\"claim\">claim: " << html_escape(s.claim) << "</p>";
     for (const run_result& r : item.runs) {
-      const std::vector<edge_record> edges = classify_edges(s, r);
+      const std::vector<edge_record> edges = classify_edges(s, r, item.how);
       std::size_t issued = 0;
       for (const edge_record& e : edges) issued += e.issued() ? 1 : 0;
       out << "<div class=\"model\" data-model=\"" << key_of(r.which) << "\"><h3>" << to_string(r.which)
@@ -1010,7 +1137,7 @@ inline void write_html(std::ostream& out, std::span<const report_item> items, co
       if (r.error) out << "<p class=\"bad\">error: " << html_escape(*r.error) << "</p>";
       for (const std::string& v : r.violations) out << "<p class=\"bad\">UNSOUND: " << html_escape(v) << "</p>";
       out << "<div class=\"chart-box\">";
-      detail::write_chart(out, s, r, k);
+      detail::write_chart(out, s, view, r, edges, k);
       out << "</div></div>";
     }
     out << "</section>\n";
