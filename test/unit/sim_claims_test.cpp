@@ -117,6 +117,15 @@ TEST_CASE("sim claims: fork-join wider than the frontier's capacity overflows --
   CHECK(frontiers.ops[consume].device_waits > 1);    // evicted branches must be waited for
   CHECK(frontiers.ops[consume].device_waits < 16);   // still fewer than binary events' N + 1
   CHECK(frontiers.totals.max_frontier_entries == causal::frontier::capacity);
+  // Where the taint appears: the join is the first operation that knows
+  // more queues than fit.
+  REQUIRE(frontiers.first_tainted);
+  CHECK(*frontiers.first_tainted == op(s, "join"));
+  CHECK(frontiers.totals.tainted_operations >= 2);  // the join and the consumer
+  // Within capacity nothing is tainted.
+  const auto narrow = run_checked(load(fork_join), sim::model::frontiers);
+  CHECK_FALSE(narrow.first_tainted);
+  CHECK(narrow.totals.tainted_operations == 0);
 }
 
 TEST_CASE("sim claims: transitive dependencies propagate through the frontier", "[sim][claims]") {

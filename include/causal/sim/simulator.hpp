@@ -115,6 +115,9 @@ struct metrics {
   std::uint64_t tracking_entries = 0; ///< buffer tracking entries over all lifetimes
   std::uint64_t cross_workload_waits = 0;  ///< device waits on another workload's work
   std::uint64_t max_frontier_entries = 0;  ///< frontiers: the largest knowledge seen
+  /// frontiers: operations whose knowledge was tainted (an overflow
+  /// evicted entries: later waits on them are sound but not elided).
+  std::uint64_t tainted_operations = 0;
   double makespan = 0;                ///< end of the last operation
 };
 
@@ -150,6 +153,9 @@ struct run_result {
   std::vector<frontier> knowledge;
   /// frontiers: the axis of each queue.
   std::vector<axis> queue_axes;
+  /// frontiers: the first operation (in submission order) whose knowledge
+  /// was tainted by an overflow, if any.
+  std::optional<std::size_t> first_tainted;
   /// Soundness problems found by the self-check (empty when sound).
   std::vector<std::string> violations;
   /// Set when a library call failed and the run stopped.
@@ -643,7 +649,13 @@ class engine {
       const std::size_t j = part_index(i, q);
       result_.totals.max_frontier_entries =
           std::max<std::uint64_t>(result_.totals.max_frontier_entries, queue.knowledge().size());
-      if (j == 0) result_.knowledge[i] = queue.knowledge();
+      if (j == 0) {
+        result_.knowledge[i] = queue.knowledge();
+        if (queue.knowledge().tainted()) {
+          ++result_.totals.tainted_operations;
+          if (!result_.first_tainted) result_.first_tainted = i;
+        }
+      }
       contributions.push_back(queue.knowledge());
       if (signal) {
         result_.totals.metadata_bytes += frontier_bytes(queue.knowledge());
@@ -1047,6 +1059,12 @@ inline const char* sim_backend::trace_label(const operation_type& op) const noex
   }
   r.ops = std::move(ops);
   r.knowledge = std::move(knowledge);
+  if (r.first_tainted) {
+    const std::size_t placed = *r.first_tainted;
+    for (std::size_t i = 0; i < s.ops.size(); ++i) {
+      if (pos[i] == placed) r.first_tainted = i;
+    }
+  }
   return r;
 }
 
