@@ -25,6 +25,7 @@
 #include <causal/sim/scenario.hpp>
 #include <causal/sim/simulator.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -47,7 +48,22 @@ void check_scenario(const causal::sim::scenario& s) {
   if (s.ops.empty() || s.queues.empty()) fail("accepted a scenario without operations or queues");
   for (std::size_t i = 0; i < s.ops.size(); ++i) {
     const causal::sim::op_desc& op = s.ops[i];
-    if (op.queues.empty()) fail("operation without a queue", op.name);
+    if (op.queues.empty() == op.lane_class.empty()) fail("operation without exactly one of a queue and a lane class", op.name);
+    for (std::size_t q : op.lane_class) {
+      if (q >= s.queues.size()) fail("lane class index out of range", op.name);
+    }
+    for (const auto& sv : op.signals) {
+      if (sv.semaphore >= s.semaphores.size() || sv.value == 0) fail("bad semaphore signal", op.name);
+    }
+    for (const auto& w : op.waits) {
+      if (w.semaphore >= s.semaphores.size() || w.producer >= i) fail("bad semaphore wait", op.name);
+      if (std::find(op.after.begin(), op.after.end(), w.producer) == op.after.end()) {
+        fail("a semaphore wait's producer is not a dependency", op.name);
+      }
+    }
+    for (std::size_t d : op.after_previous) {
+      if (d >= s.ops.size()) fail("after_previous index out of range", op.name);
+    }
     if (op.after.size() > causal::sim::max_dependencies && op.part_after.empty()) {
       fail("operation with too many dependencies", op.name);
     }
@@ -134,9 +150,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check_scenario(*loaded);
   // Run small scenarios: every model must stay sound.
   if (loaded->ops.size() > 64 || loaded->queues.size() > 32) return 0;
-  for (const causal::sim::model m : causal::sim::all_models) {
-    const causal::sim::run_result r = causal::sim::run(*loaded, m);
-    if (!r.violations.empty()) fail("unsound run:", r.violations.front());
+  for (const causal::sim::scheduling how : {causal::sim::scheduling::in_order, causal::sim::scheduling::ready_first}) {
+    causal::sim::run_options options;
+    options.how = how;
+    for (const causal::sim::model m : causal::sim::all_models) {
+      const causal::sim::run_result r = causal::sim::run(*loaded, m, options);
+      if (!r.violations.empty()) fail("unsound run:", r.violations.front());
+    }
+  }
+  // Scaled with the cross-iteration edges and shared lanes: still sound.
+  causal::sim::scale_options shared;
+  shared.share_lanes = true;
+  const auto scaled = causal::sim::scale(*loaded, 2, 2, shared);
+  if (scaled) {
+    for (const causal::sim::model m : causal::sim::all_models) {
+      const causal::sim::run_result r = causal::sim::run(*scaled, m);
+      if (!r.violations.empty()) fail("unsound scaled run:", r.violations.front());
+    }
   }
   return 0;
 }
