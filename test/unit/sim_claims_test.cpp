@@ -126,6 +126,28 @@ TEST_CASE("sim claims: fork-join wider than the frontier's capacity overflows --
   const auto narrow = run_checked(load(fork_join), sim::model::frontiers);
   CHECK_FALSE(narrow.first_tainted);
   CHECK(narrow.totals.tainted_operations == 0);
+  // A run with room for every queue: no taint, and the consumer waits once.
+  sim::run_options wide;
+  wide.frontier_capacity = 32;
+  const auto roomy = sim::run(s, sim::model::frontiers, wide);
+  REQUIRE_FALSE(roomy.error);
+  CHECK(roomy.violations.empty());
+  CHECK(roomy.totals.tainted_operations == 0);
+  CHECK(roomy.ops[consume].device_waits == 1);
+  CHECK(roomy.totals.max_frontier_entries == 17);  // every queue of the 15-way fork-join
+  // A smaller one taints sooner; an unsupported one is a clear error.
+  sim::run_options small;
+  small.frontier_capacity = 4;
+  const auto cramped = run_checked(load(fork_join), sim::model::frontiers);
+  const auto four = sim::run(load(fork_join), sim::model::frontiers, small);
+  REQUIRE_FALSE(four.error);
+  CHECK(four.violations.empty());
+  CHECK(four.totals.tainted_operations > cramped.totals.tainted_operations);
+  sim::run_options odd;
+  odd.frontier_capacity = 13;
+  const auto refused = sim::run(s, sim::model::frontiers, odd);
+  REQUIRE(refused.error);
+  CHECK(refused.error->find("frontier_capacity") != std::string::npos);
 }
 
 TEST_CASE("sim claims: transitive dependencies propagate through the frontier", "[sim][claims]") {
@@ -166,7 +188,7 @@ TEST_CASE("sim claims: independent workloads share a pool without cross-workload
     const auto frontiers = run_checked(s, sim::model::frontiers);
     CHECK(frontiers.totals.cross_workload_waits == 0);
     CHECK(frontiers.totals.device_waits == 0);
-    const causal::frontier& b = frontiers.knowledge[op(s, "b1")];
+    const auto& b = frontiers.knowledge[op(s, "b1")];
     CHECK(b.epoch_of(frontiers.queue_axes[0]) == 0);  // structurally isolated
     const auto events = run_checked(s, sim::model::binary_events);
     CHECK(events.totals.cross_workload_waits == 0);
@@ -211,7 +233,7 @@ TEST_CASE("sim claims: a late >= waiter imports only the frontier of the value i
             {"name": "p2", "queue": "g.0", "duration": 10, "after": ["p1", "slow"]},
             {"name": "late", "queue": "g.2", "duration": 10, "after": ["p1"], "submit_after": "p2"}]})");
   const auto frontiers = run_checked(s, sim::model::frontiers);
-  const causal::frontier& late = frontiers.knowledge[op(s, "late")];
+  const auto& late = frontiers.knowledge[op(s, "late")];
   CHECK(late.epoch_of(frontiers.queue_axes[0]) == 1);  // X at 1, although X reached 2
   CHECK(late.epoch_of(frontiers.queue_axes[1]) == 0);  // nothing of Y
   CHECK(frontiers.ops[op(s, "late")].submit >= frontiers.ops[op(s, "p2")].end);
@@ -301,7 +323,7 @@ TEST_CASE("sim claims: the shipped late waiter, written with a named semaphore, 
     const auto frontiers = sim::run(s, sim::model::frontiers, options);
     REQUIRE_FALSE(frontiers.error);
     CHECK(frontiers.violations.empty());
-    const causal::frontier& late = frontiers.knowledge[op(s, "late")];
+    const auto& late = frontiers.knowledge[op(s, "late")];
     CHECK(late.epoch_of(frontiers.queue_axes[0]) == 1);  // x at 1, although x reached 2
     CHECK(late.epoch_of(frontiers.queue_axes[1]) == 0);  // nothing of the slow queue
     // So late's frontier does not prove the slow queue to the reader: its

@@ -49,7 +49,8 @@
 // Memory order:  not applicable (one thread).
 // Blocking/allocation: tooling: allocates; never blocks.
 // Size:          per run, one semaphore (~60 KiB) per queue plus the pool.
-// Configuration: run_options (trace).
+// Configuration: run_options (trace, scheduling, frontier_capacity: 4, 8,
+//                12, 16 or 32 entries).
 // See also:      <causal/queue.hpp>, <causal/semaphore.hpp>,
 //                <causal/pool.hpp>, <causal/collective.hpp>,
 //                <causal/trace.hpp>, examples/scenarios/README.md,
@@ -143,14 +144,21 @@ struct op_record {
   std::size_t queue = 0;           ///< the lane of its (first) part, as placed
 };
 
+/// Frontier capacities a run may use (run_options::frontier_capacity).
+inline constexpr std::array<std::size_t, 5> frontier_capacities{4, 8, 12, 16, 32};
+
+/// A frontier of any run capacity, as a run result holds it.
+using known_frontier = basic_frontier<32>;
+
 /// A run of one model.
 struct run_result {
   model which = model::frontiers;
   metrics totals;
   std::vector<op_record> ops;
   /// frontiers: the queue's knowledge right after each operation (its
-  /// first part) was submitted: what its signal carries.
-  std::vector<frontier> knowledge;
+  /// first part) was submitted: what its signal carries (held at the
+  /// widest run capacity, whatever the run's).
+  std::vector<known_frontier> knowledge;
   /// frontiers: the axis of each queue.
   std::vector<axis> queue_axes;
   /// frontiers: the first operation (in submission order) whose knowledge
@@ -170,15 +178,22 @@ struct run_options {
   bool trace = false;
   /// How operations get lanes and their order on them (scenario.hpp).
   scheduling how = scheduling::in_order;
+  /// Entries a frontier of the frontiers model holds: one of
+  /// frontier_capacities (default 12, causal::frontier's). Past it a
+  /// frontier evicts and is tainted (metrics::tainted_operations).
+  std::size_t frontier_capacity = frontier::capacity;
 };
 
 /// The semaphore type of the frontier model: history 8, up to 256
 /// submitted signals outstanding per queue.
-using sim_semaphore = basic_semaphore<frontier, 8, 256>;
+template <class Frontier>
+using basic_sim_semaphore = basic_semaphore<Frontier, 8, 256>;
+using sim_semaphore = basic_sim_semaphore<frontier>;
 
 /// Bytes a frontier occupies as sync metadata: 16 per entry plus 8 (k
 /// entries of 128 bits each -- axis and epoch -- with a header).
-[[nodiscard]] inline std::uint64_t frontier_bytes(const frontier& f) noexcept {
+template <class Frontier>
+[[nodiscard]] std::uint64_t frontier_bytes(const Frontier& f) noexcept {
   return 8 + 16 * static_cast<std::uint64_t>(f.size());
 }
 
@@ -186,8 +201,8 @@ using sim_semaphore = basic_semaphore<frontier, 8, 256>;
 /// verification `rejection` on axis `verify` (speculative past the
 /// rejection point). A tainted frontier may have lost the verify entry, so
 /// deciding from its absence is refused with errc::failed_precondition.
-[[nodiscard]] inline result<bool> lacks_verification(const frontier& f, axis verify,
-                                                     std::uint64_t rejection) noexcept {
+template <class Frontier>
+[[nodiscard]] result<bool> lacks_verification(const Frontier& f, axis verify, std::uint64_t rejection) noexcept {
   if (f.tainted()) {
     return error{errc::failed_precondition,
                  "speculation: a tainted frontier may have lost the verify axis; it cannot tell "
@@ -198,31 +213,32 @@ using sim_semaphore = basic_semaphore<frontier, 8, 256>;
 
 namespace detail {
 
+template <class Frontier>
 class engine;
 
 /// The simulated device under the frontier model's basic_queue.
+template <class Frontier>
 class sim_backend {
  public:
-  using semaphore_type = sim_semaphore;
+  using semaphore_type = basic_sim_semaphore<Frontier>;
   using operation_type = std::uint64_t;  ///< the operation's index
   static constexpr bool waits_before_signal = true;
 
-  sim_backend(engine* e, std::size_t queue) noexcept : engine_(e), queue_(queue) {}
+  sim_backend(engine<Frontier>* e, std::size_t queue) noexcept : engine_(e), queue_(queue) {}
 
-  status issue_wait(sim_semaphore& s, std::uint64_t v) noexcept;
-  status execute(const operation_type& op, std::uint64_t epoch) noexcept;
-  status issue_signal(sim_semaphore&, std::uint64_t) noexcept { return status{}; }
-  const char* trace_label(const operation_type& op) const noexcept;
+  status issue_wait(semaphore_type& s, std::uint64_t v) noexcept { return engine_->on_wait(queue_, s, v); }
+  status execute(const operation_type& op, std::uint64_t epoch) noexcept {
+    return engine_->on_execute(queue_, op, epoch);
+  }
+  status issue_signal(semaphore_type&, std::uint64_t) noexcept { return status{}; }
+  const char* trace_label(const operation_type& op) const noexcept { return engine_->label(op); }
 
  private:
-  engine* engine_;
+  engine<Frontier>* engine_;
   std::size_t queue_;
 };
 
-using sim_queue = basic_queue<frontier, sim_backend>;
 using sim_tracker = basic_completion_tracker<max_queues>;
-using sim_pool = basic_block_pool<sim_queue, sim_tracker, 4096, 1024>;
-using sim_channel = basic_collective_channel<frontier, sim_semaphore, max_group_count>;
 
 /// Stamps every event with the simulated clock before recording it.
 class sim_trace_sink final : public trace_sink {
@@ -260,8 +276,14 @@ struct pending_wait {
   std::size_t producer = 0;
 };
 
-/// Runs one model over one scenario.
+/// Runs one model over one scenario, with frontiers of type Frontier.
+template <class Frontier>
 class engine {
+  using sim_semaphore = basic_sim_semaphore<Frontier>;
+  using sim_queue = basic_queue<Frontier, sim_backend<Frontier>>;
+  using sim_pool = basic_block_pool<sim_queue, sim_tracker, 4096, 1024>;
+  using sim_channel = basic_collective_channel<Frontier, sim_semaphore, max_group_count>;
+
  public:
   engine(const scenario& s, model m, const run_options& options)
       : s_(s), model_(m), options_(options), n_(s.ops.size()), nq_(s.queues.size()) {
@@ -579,9 +601,9 @@ class engine {
 
   void submit_frontiers(std::size_t i) {
     const op_desc& op = s_.ops[i];
-    using wait_t = sim_queue::wait_type;
-    using signal_t = sim_queue::signal_type;
-    std::vector<frontier> contributions;
+    using wait_t = typename sim_queue::wait_type;
+    using signal_t = typename sim_queue::signal_type;
+    std::vector<Frontier> contributions;
     for (std::size_t pj = 0; pj < op.queues.size(); ++pj) {
       const std::size_t q = op.queues[pj];
       sim_queue& queue = *queues_[q];
@@ -650,7 +672,9 @@ class engine {
       result_.totals.max_frontier_entries =
           std::max<std::uint64_t>(result_.totals.max_frontier_entries, queue.knowledge().size());
       if (j == 0) {
-        result_.knowledge[i] = queue.knowledge();
+        known_frontier& known = result_.knowledge[i];
+        known.clear();
+        (void)known.merge(queue.knowledge());
         if (queue.knowledge().tainted()) {
           ++result_.totals.tainted_operations;
           if (!result_.first_tainted) result_.first_tainted = i;
@@ -674,14 +698,14 @@ class engine {
 
   /// A collective: announce the channel's signal, schedule the arrivals,
   /// and join every participant to it (one device wait each, one entry).
-  void collective(std::size_t i, const std::vector<frontier>& contributions) {
+  void collective(std::size_t i, const std::vector<Frontier>& contributions) {
     const op_desc& op = s_.ops[i];
     const std::size_t ci = channel_for(op.queues);
     sim_channel& c = *channels_[ci];
     const std::uint64_t k = ++channel_k_[ci];
     collective_of_[i] = {ci, k};
-    frontier joined;
-    for (const frontier& f : contributions) joined.merge(f, c.axis());
+    Frontier joined;
+    for (const Frontier& f : contributions) joined.merge(f, c.axis());
     joined.insert_or_raise(c.axis(), k);
     const frontier_entry producer{c.axis(), k};
     if (status st = c.semaphore().submit_signal(k, joined, producer); !st) {
@@ -879,7 +903,7 @@ class engine {
     std::size_t channel;
     std::size_t participant;
     std::uint64_t k;
-    frontier contribution;
+    Frontier contribution;
   };
 
   void schedule(const event& e) { events_.push(e); }
@@ -1020,15 +1044,6 @@ class engine {
   std::uint64_t seq_ = 0;
 };
 
-inline status sim_backend::issue_wait(sim_semaphore& s, std::uint64_t v) noexcept {
-  return engine_->on_wait(queue_, s, v);
-}
-inline status sim_backend::execute(const operation_type& op, std::uint64_t epoch) noexcept {
-  return engine_->on_execute(queue_, op, epoch);
-}
-inline const char* sim_backend::trace_label(const operation_type& op) const noexcept {
-  return engine_->label(op);
-}
 
 }  // namespace detail
 
@@ -1036,11 +1051,32 @@ inline const char* sim_backend::trace_label(const operation_type& op) const noex
 /// records are indexed like s.ops whatever the submission order, and each
 /// names the lane its operation got. A placement failure is the result's
 /// error. Tooling: allocates; may throw std::bad_alloc.
+namespace detail {
+
+/// Runs the engine whose frontier capacity is options.frontier_capacity.
+inline run_result run_placed(const scenario& s, model m, const run_options& options) {
+  switch (options.frontier_capacity) {
+    case 4: return engine<basic_frontier<4>>(s, m, options).run();
+    case 8: return engine<basic_frontier<8>>(s, m, options).run();
+    case 12: return engine<basic_frontier<12>>(s, m, options).run();
+    case 16: return engine<basic_frontier<16>>(s, m, options).run();
+    case 32: return engine<basic_frontier<32>>(s, m, options).run();
+    default: break;
+  }
+  run_result failed;
+  failed.which = m;
+  failed.error = "run_options::frontier_capacity must be one of 4, 8, 12, 16, 32 (got " +
+                 std::to_string(options.frontier_capacity) + ")";
+  return failed;
+}
+
+}  // namespace detail
+
 [[nodiscard]] inline run_result run(const scenario& s, model m, const run_options& options = {}) {
   const bool placed_already =
       options.how == scheduling::in_order &&
       std::none_of(s.ops.begin(), s.ops.end(), [](const op_desc& op) { return op.queues.empty(); });
-  if (placed_already) return detail::engine(s, m, options).run();
+  if (placed_already) return detail::run_placed(s, m, options);
   parsed<placement> p = place(s, options.how);
   if (!p) {
     run_result failed;
@@ -1048,11 +1084,11 @@ inline const char* sim_backend::trace_label(const operation_type& op) const noex
     failed.error = p.error().message;
     return failed;
   }
-  run_result r = detail::engine(p->placed, m, options).run();
+  run_result r = detail::run_placed(p->placed, m, options);
   // Back to the file's indexing (the trace keeps the placed order).
   const std::vector<std::size_t>& pos = p->position;
   std::vector<op_record> ops(s.ops.size());
-  std::vector<frontier> knowledge(r.knowledge.empty() ? 0 : s.ops.size());
+  std::vector<known_frontier> knowledge(r.knowledge.empty() ? 0 : s.ops.size());
   for (std::size_t i = 0; i < s.ops.size() && pos[i] < r.ops.size(); ++i) {
     ops[i] = r.ops[pos[i]];
     if (!knowledge.empty()) knowledge[i] = r.knowledge[pos[i]];
@@ -1090,7 +1126,7 @@ struct speculation_report {
   const std::uint64_t reject_from = r.ops[spec.reject_from].epoch;
   const std::uint64_t rejection = r.ops[spec.rejecting_op].epoch;
   for (std::size_t i = 0; i < s.ops.size(); ++i) {
-    const frontier& f = r.knowledge[i];
+    const known_frontier& f = r.knowledge[i];
     if (f.epoch_of(draft) < reject_from && !f.tainted()) continue;  // no rejected draft work in its past
     const result<bool> lacks = lacks_verification(f, verify, rejection);
     if (!lacks) {
