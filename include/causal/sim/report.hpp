@@ -610,8 +610,11 @@ namespace detail {
   return std::to_string(a.raw());
 }
 
-inline void write_frontier(json_writer& w, const scenario& s, const run_result& r, const frontier& f,
-                           std::optional<axis> own, std::uint64_t own_epoch) {
+/// Writes the entries of `f` (any basic_frontier: run_result::knowledge's
+/// element type), with the own axis at `own_epoch` when `own` is set.
+template <class Frontier>
+void write_frontier(json_writer& w, const scenario& s, const run_result& r, const Frontier& f,
+                    std::optional<axis> own, std::uint64_t own_epoch) {
   w.begin_array();
   for (std::size_t k = 0; k < f.size(); ++k) {
     const auto entry = f[k];
@@ -701,7 +704,7 @@ inline void write_run(json_writer& w, const scenario& s, const submitted_view& v
     w.end_array();
     if (r.which == model::frontiers && i < r.knowledge.size() && !view.lanes(i).empty() &&
         view.lanes(i).front() < r.queue_axes.size()) {
-      const frontier& f = r.knowledge[i];
+      const auto& f = r.knowledge[i];
       const axis own = r.queue_axes[view.lanes(i).front()];
       w.key("carries");
       write_frontier(w, s, r, f, std::nullopt, 0);
