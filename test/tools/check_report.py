@@ -45,6 +45,7 @@ class Dom(html.parser.HTMLParser):
         self.data_text = None
         self._in_data = False
         self.external = []
+        self.details = None       # the text of aside#details
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -59,6 +60,9 @@ class Dom(html.parser.HTMLParser):
             self.summary_rows.append(a.get("data-scenario"))
         if tag == "table" and a.get("id") == "summary":
             self.stack[-1] = "table#summary"
+        if tag == "aside" and a.get("id") == "details":
+            self.details = ""
+            self.stack[-1] = "aside#details"
         if tag == "script" and a.get("id") == "report-data":
             self._in_data = True
             self.data_text = ""
@@ -72,13 +76,15 @@ class Dom(html.parser.HTMLParser):
             self._in_data = False
         # Pop to the matching element (the serializer closes every element).
         for k in range(len(self.stack) - 1, -1, -1):
-            if self.stack[k] == tag or (tag == "table" and self.stack[k] == "table#summary"):
+            if self.stack[k] == tag or self.stack[k].startswith(tag + "#"):
                 del self.stack[k:]
                 break
 
     def handle_data(self, data):
         if self._in_data:
             self.data_text += data
+        if "aside#details" in self.stack:
+            self.details += data + " "
 
     def _context(self):
         return " ".join(self.stack)
@@ -203,6 +209,35 @@ def main() -> int:
         problems.append("no embedded report data")
     elif json.loads(dom.data_text) != report:
         problems.append("the page's embedded data differ from the JSON report")
+
+    # Pointing at a frontiers bar shows the frontier it carries: the page
+    # again, with a script that moves the mouse onto the operation whose
+    # frontier has the most entries.
+    pick = None
+    for s in report["scenarios"]:
+        for m in s["models"]:
+            if m["model"] != "frontiers":
+                continue
+            for i, op in enumerate(m["ops"]):
+                if pick is None or len(op["carries"]) > len(pick[2]["carries"]):
+                    pick = (s["name"], i, op)
+    if pick is not None:
+        name, index, op = pick
+        hover = ('<script>document.querySelector(\'rect.op[data-scenario="%s"][data-model="frontiers"]'
+                 '[data-op="%d"]\').dispatchEvent(new MouseEvent("mouseover", {bubbles: true}));</script>'
+                 % (name, index))
+        hover_path = os.path.join(os.path.dirname(html_path), "report_hover.html")
+        with open(hover_path, "w", encoding="utf-8") as f:
+            f.write(page.replace("</body>", hover + "</body>"))
+        with tempfile.TemporaryDirectory() as profile:
+            hovered = run_browser(browser, ["--dump-dom", "file://" + hover_path], profile)
+        panel = Dom()
+        panel.feed(hovered.stdout)
+        text = " ".join((panel.details or "").split())
+        wanted = [op["name"], "carries"] + [e["lane"] for e in op["carries"]]
+        missing = [w for w in wanted if w not in text]
+        if missing:
+            problems.append(f"pointing at {name}/{op['name']} (frontiers): the details lack {missing}: {text[:300]!r}")
 
     with tempfile.TemporaryDirectory() as profile:
         shot = run_browser(browser, [f"--screenshot={os.path.abspath(png_path)}", "--window-size=1400,2000",

@@ -873,8 +873,16 @@ inline void write_chart(std::ostream& out, const scenario& s, const submitted_vi
           view.lanes(e.producer).empty() || view.lanes(e.consumer).empty()) {
         continue;
       }
-      const std::size_t pq = view.lanes(e.producer).front();
-      const std::size_t cq = view.lanes(e.consumer).front();
+      // A collective's arrow leaves from (or arrives at) its part on the
+      // other end's lane when it has one, so an all-reduce does not fan
+      // out of its first lane.
+      const std::vector<std::size_t>& from = view.lanes(e.producer);
+      const std::vector<std::size_t>& to = view.lanes(e.consumer);
+      const auto on = [](const std::vector<std::size_t>& lanes, std::size_t q) {
+        return std::find(lanes.begin(), lanes.end(), q) != lanes.end();
+      };
+      const std::size_t pq = on(from, to.front()) ? to.front() : from.front();
+      const std::size_t cq = on(to, pq) ? pq : to.front();
       const double x1 = x_of(r.ops[e.producer].end);
       const double x2 = x_of(r.ops[e.consumer].start);
       const double y1 = y_of(pq) + row_h / 2;
@@ -977,7 +985,10 @@ inline constexpr std::string_view page_script = R"js(
   }
   function frontierTable(title, f) {
     if (!f) return '';
-    var rows = f.map(function (e) { return '<tr><td>' + esc(e.lane) + '</td><td>' + e.epoch + '</td></tr>'; });
+    var rows = f.map(function (e) {
+      var lane = /^[0-9]+$/.test(e.lane) ? 'axis ' + e.lane + ' (no lane: a collective)' : e.lane;
+      return '<tr><td>' + esc(lane) + '</td><td>' + e.epoch + '</td></tr>';
+    });
     return '<b>' + title + '</b><table><tr><th>lane</th><th>epoch</th></tr>' +
         (rows.length ? rows.join('') : '<tr><td colspan="2">(nothing)</td></tr>') + '</table>';
   }
@@ -1055,10 +1066,10 @@ inline void write_html(std::ostream& out, std::span<const report_item> items, co
       << detail::page_style << "</style></head>\n";
   out << "<body class=\"show-issued show-elided show-labels\">"
          "<svg width=\"0\" height=\"0\" style=\"position:absolute\" aria-hidden=\"true\"><defs>"
-         "<marker id=\"arrow-issued\" viewBox=\"0 0 8 8\" refX=\"7\" refY=\"4\" markerWidth=\"7\" "
-         "markerHeight=\"7\" orient=\"auto\"><path d=\"M0 0L8 4L0 8z\" fill=\"#c0392b\"/></marker>"
-         "<marker id=\"arrow-elided\" viewBox=\"0 0 8 8\" refX=\"7\" refY=\"4\" markerWidth=\"6\" "
-         "markerHeight=\"6\" orient=\"auto\"><path d=\"M0 0L8 4L0 8z\" fill=\"#7f8c9d\"/></marker>"
+         "<marker id=\"arrow-issued\" viewBox=\"0 0 8 8\" refX=\"7\" refY=\"4\" markerWidth=\"8\" "
+         "markerHeight=\"8\" markerUnits=\"userSpaceOnUse\" orient=\"auto\"><path d=\"M0 0L8 4L0 8z\" fill=\"#c0392b\"/></marker>"
+         "<marker id=\"arrow-elided\" viewBox=\"0 0 8 8\" refX=\"7\" refY=\"4\" markerWidth=\"7\" "
+         "markerHeight=\"7\" markerUnits=\"userSpaceOnUse\" orient=\"auto\"><path d=\"M0 0L8 4L0 8z\" fill=\"#7f8c9d\"/></marker>"
          "</defs></svg>\n";
   out << "<header><h1>Scenario report</h1><span class=\"settings\">" << html_escape(info.generator);
   for (const auto& [k, v] : info.settings) out << " &middot; " << html_escape(k) << ' ' << html_escape(v);
