@@ -67,6 +67,10 @@ const sim::json_value& at(const sim::json_value& v, std::string_view key) {
   return *p;
 }
 
+const std::vector<sim::json_value>& models_of(const sim::json_value& scenario) {
+  return at(scenario, "models").items;
+}
+
 std::uint64_t uint_of(const sim::json_value& v) {
   std::uint64_t n = 0;
   REQUIRE(v.as_uint(n));
@@ -307,4 +311,55 @@ TEST_CASE("sim report: the HTML page has one bar per operation and model and one
   const auto embedded = sim::parse_json(std::string_view(page).substr(from, to - from));
   REQUIRE(embedded.ok());
   CHECK(at(at(*embedded, "scenarios").items.at(0), "title").text == s.title);
+}
+
+TEST_CASE("sim report: a ready-first run's edges and lanes follow its placement", "[sim][report][placement]") {
+  // `early` passes `late` on gpu.0 (ready-first), so the epochs on gpu.0 are
+  // not the file's; `any` takes whichever gpu lane the placement picks.
+  const sim::scenario s = load(R"({"name": "rf", "devices": [{"name": "gpu", "lanes": 2}, {"name": "cpu"}],
+    "ops": [{"name": "slow", "queue": "cpu", "duration": 50},
+            {"name": "late", "queue": "gpu.0", "duration": 10, "after": ["slow"]},
+            {"name": "early", "queue": "gpu.0", "duration": 20},
+            {"name": "any", "queue": "gpu.*", "duration": 5, "after": ["early"]},
+            {"name": "tail", "queue": "cpu", "duration": 1, "after": ["late", "any", "early"]}]})");
+  sim::report_item item{s, {}, sim::scheduling::ready_first};
+  for (const sim::model m : sim::all_models) {
+    sim::run_options o;
+    o.how = sim::scheduling::ready_first;
+    o.trace = m == sim::model::frontiers;
+    item.runs.push_back(sim::run(s, m, o));
+    REQUIRE_FALSE(item.runs.back().error);
+    REQUIRE(item.runs.back().violations.empty());
+  }
+  REQUIRE(item.runs[0].ops[2].start < item.runs[0].ops[1].start);  // early ran first
+  std::ostringstream out;
+  sim::write_json(out, std::span<const sim::report_item>(&item, 1));
+  const auto doc = sim::parse_json(out.str());
+  REQUIRE(doc.ok());
+  const sim::json_value& js = at(*doc, "scenarios").items.at(0);
+  CHECK(at(js, "scheduling").text == "ready-first");
+  for (std::size_t m = 0; m < 3; ++m) {
+    const sim::run_result& r = item.runs[m];
+    CAPTURE(sim::to_string(r.which));
+    const auto& ops = at(models_of(js)[m], "ops").items;
+    REQUIRE(ops.size() == 5);
+    for (std::size_t i = 0; i < 5; ++i) {
+      REQUIRE(at(ops[i], "lanes").items.size() == 1);
+      CHECK(at(ops[i], "lanes").items[0].text == s.queues[r.ops[i].queue].name);
+    }
+    const std::vector<sim::edge_record> edges = sim::classify_edges(s, r, sim::scheduling::ready_first);
+    REQUIRE(edges.size() == 5);
+    if (r.which != sim::model::timelines) {
+      for (const sim::edge_record& e : edges) CHECK(e.exact);
+    }
+    // late waits for slow (another lane, not yet done) in every model.
+    CHECK(edges[0].consumer == 1);
+    CHECK(edges[0].issued());
+  }
+  // Frontiers: tail's wait for late carries early (same lane, before it).
+  const auto& tail_edges = at(at(models_of(js)[2], "ops").items[4], "edges").items;
+  REQUIRE(tail_edges.size() == 3);
+  CHECK(at(tail_edges[0], "wait").text == "issued");
+  CHECK(at(tail_edges[2], "after").text == "early");
+  CHECK(at(tail_edges[2], "wait").text == "elided");
 }
