@@ -50,7 +50,7 @@
 //                stream; never blocks otherwise.
 // Size:          the HTML page is about 1 KiB per operation and model, half
 //                of it the embedded JSON document (7.5 MB for the shipped
-//                suite at --width 4 --depth 4: 2,500 operations).
+//                suite at --width 4 --depth 4: 2,832 operations).
 // Configuration: report_info (generator name, settings shown and written).
 // See also:      <causal/sim/simulator.hpp>, <causal/sim/scenario.hpp>,
 //                examples/11_scenarios.cpp, examples/scenarios/README.md.
