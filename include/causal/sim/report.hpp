@@ -1043,12 +1043,13 @@ inline constexpr std::string_view page_script = R"js(
 })();
 )js";
 
-inline void summary_cells(std::ostream& out, const std::vector<double>& values, bool lower_is_better,
+/// One cell per model; with `mark_best`, the lowest value is bold (a cost).
+inline void summary_cells(std::ostream& out, const std::vector<double>& values, bool mark_best,
                           bool integral) {
   double best = values.empty() ? 0 : values.front();
-  for (const double v : values) best = lower_is_better ? std::min(best, v) : std::max(best, v);
+  for (const double v : values) best = std::min(best, v);
   for (const double v : values) {
-    const bool is_best = values.size() > 1 && v == best;
+    const bool is_best = mark_best && values.size() > 1 && v == best;
     out << "<td" << (is_best ? " class=\"best\"" : "") << '>'
         << (integral ? std::to_string(static_cast<std::uint64_t>(v)) : json_number(std::round(v * 10) / 10))
         << "</td>";
@@ -1085,7 +1086,7 @@ inline void write_html(std::ostream& out, std::span<const report_item> items, co
 
   // The summary table.
   out << "<section id=\"summary-section\"><h2>Summary <small>binary events / timelines / frontiers; "
-         "best in bold</small></h2><table id=\"summary\"><thead><tr><th rowspan=\"2\">scenario</th>"
+         "the lowest cost in bold</small></h2><table id=\"summary\"><thead><tr><th rowspan=\"2\">scenario</th>"
          "<th rowspan=\"2\">ops</th>";
   static constexpr std::string_view groups[] = {"device waits", "elided",        "events",
                                                 "host queries", "metadata bytes", "makespan us"};
@@ -1109,6 +1110,7 @@ inline void write_html(std::ostream& out, std::span<const report_item> items, co
       return v;
     };
     detail::summary_cells(out, column([](const metrics& t) { return t.device_waits; }), true, true);
+    // More elided waits is no merit by itself (it depends on the waits declared).
     detail::summary_cells(out, column([](const metrics& t) { return t.waits_elided; }), false, true);
     detail::summary_cells(out, column([](const metrics& t) { return t.events_created; }), true, true);
     detail::summary_cells(out, column([](const metrics& t) { return t.host_queries; }), true, true);
