@@ -15,15 +15,22 @@
 //
 // Usage (also `11_scenarios --help`):
 //   11_scenarios [--dir DIR] [--out DIR] [--width W] [--depth D]
-//                [--devices N] [--zero-tick] [--csv FILE] [--json FILE]
-//                [--html FILE] [--quiet] [FILE.json ...]
+//                [--share-lanes] [--devices N] [--scheduling S]
+//                [--frontier-capacity K] [--zero-tick] [--csv FILE]
+//                [--json FILE] [--html FILE] [--quiet] [FILE.json ...]
 //   --dir DIR      where the shipped scenarios are (default examples/scenarios)
 //   FILE.json      run these scenario files instead of the shipped ones
 //   --out DIR      write <name>.trace.json (Perfetto / chrome://tracing) and
 //                  <name>.dot (Graphviz) of each frontiers run into DIR
 //   --width W      W independent copies of each scenario (own devices)
-//   --depth D      D chained copies (copy j+1 after copy j, same queues)
+//   --depth D      D chained iterations (through the file's cross-iteration
+//                  edges, else copy j+1's roots after copy j's sinks)
+//   --share-lanes  the width copies share the devices' lanes
 //   --devices N    the size of every device group ("count" in the file)
+//   --scheduling S in-order (default: each lane in file order), ready-first
+//                  (ready operations take free lanes in definition order),
+//                  or both (each scenario twice, "name@ready-first" second)
+//   --frontier-capacity K  entries per frontier: 4, 8, 12 (default), 16, 32
 //   --zero-tick    a device wait costs nothing (costs.device_wait = 0 in
 //                  every scenario): the pure ordering effect of elision
 //   --csv FILE     append one row per scenario and model (for plot.py)
@@ -75,6 +82,9 @@ struct options {
   std::string json;
   std::string html;
   bool zero_tick = false;
+  bool share_lanes = false;
+  std::vector<sim::scheduling> schedulings{sim::scheduling::in_order};
+  std::size_t frontier_capacity = causal::frontier::capacity;
   std::size_t width = 1;
   std::size_t depth = 1;
   std::optional<std::size_t> devices;
@@ -99,7 +109,8 @@ bool parse_count(const char* text, std::size_t& out) {
 
 void print_help() {
   std::printf(
-      "usage: 11_scenarios [--dir DIR] [--out DIR] [--width W] [--depth D] [--devices N]\n"
+      "usage: 11_scenarios [--dir DIR] [--out DIR] [--width W] [--depth D] [--share-lanes]\n"
+      "                    [--devices N] [--scheduling S] [--frontier-capacity K]\n"
       "                    [--zero-tick] [--csv FILE] [--json FILE] [--html FILE]\n"
       "                    [--quiet] [FILE.json ...]\n"
       "       11_scenarios --help\n"
@@ -115,8 +126,15 @@ void print_help() {
       "  --out DIR      write <name>.trace.json (Perfetto) and <name>.dot of each\n"
       "                 frontiers run into DIR\n"
       "  --width W      W independent copies of each scenario\n"
-      "  --depth D      D chained copies (copy j+1 after copy j, same queues)\n"
+      "  --depth D      D chained iterations: through the file's cross-iteration\n"
+      "                 edges (after_previous, \"previous\" waits), else copy j+1's\n"
+      "                 first operations after copy j's last ones\n"
+      "  --share-lanes  the width copies share the devices' lanes (they compete)\n"
       "  --devices N    the size of every device group (\"count\" in the file)\n"
+      "  --scheduling S in-order (default: each lane runs the file's order),\n"
+      "                 ready-first (ready operations take free lanes in definition\n"
+      "                 order), or both (each scenario twice)\n"
+      "  --frontier-capacity K  entries a frontier holds: 4, 8, 12 (default), 16, 32\n"
       "  --zero-tick    a device wait costs nothing (costs.device_wait = 0 in every\n"
       "                 scenario; the default is 1 us): the pure ordering effect\n"
       "  --csv FILE     append one row per scenario and model (for plot.py)\n"
@@ -147,8 +165,9 @@ void print_help() {
 int usage_error(const char* what, std::string_view arg) {
   std::fprintf(stderr,
                "11_scenarios: %s '%.*s'\n"
-               "usage: 11_scenarios [--dir DIR] [--out DIR] [--width W] [--depth D] [--devices N] "
-               "[--zero-tick] [--csv FILE] [--json FILE] [--html FILE] [--quiet] [FILE.json ...] "
+               "usage: 11_scenarios [--dir DIR] [--out DIR] [--width W] [--depth D] [--share-lanes] "
+               "[--devices N] [--scheduling S] [--frontier-capacity K] [--zero-tick] [--csv FILE] "
+               "[--json FILE] [--html FILE] [--quiet] [FILE.json ...] "
                "(--help for more)\n",
                what, static_cast<int>(arg.size()), arg.data());
   return 2;
@@ -168,6 +187,34 @@ std::variant<options, int> parse_args(int argc, char** argv) {
       o.quiet = true;
     } else if (a == "--zero-tick") {
       o.zero_tick = true;
+    } else if (a == "--share-lanes") {
+      o.share_lanes = true;
+    } else if (a == "--scheduling") {
+      if (!has_value) return usage_error("a value must follow", a);
+      const std::string_view v = argv[++i];
+      if (v == "in-order") {
+        o.schedulings = {sim::scheduling::in_order};
+      } else if (v == "ready-first") {
+        o.schedulings = {sim::scheduling::ready_first};
+      } else if (v == "both") {
+        o.schedulings = {sim::scheduling::in_order, sim::scheduling::ready_first};
+      } else {
+        std::fprintf(stderr, "11_scenarios: --scheduling expects in-order, ready-first or both, got \"%s\"\n",
+                     argv[i]);
+        return 2;
+      }
+    } else if (a == "--frontier-capacity") {
+      if (!has_value) return usage_error("a value must follow", a);
+      std::size_t v = 0;
+      const bool known = parse_count(argv[++i], v) &&
+                         std::find(sim::frontier_capacities.begin(), sim::frontier_capacities.end(), v) !=
+                             sim::frontier_capacities.end();
+      if (!known) {
+        std::fprintf(stderr, "11_scenarios: --frontier-capacity expects 4, 8, 12, 16 or 32, got \"%s\"\n",
+                     argv[i]);
+        return 2;
+      }
+      o.frontier_capacity = v;
     } else if (a == "--dir" || a == "--out" || a == "--csv" || a == "--json" || a == "--html") {
       if (!has_value) return usage_error("a value must follow", a);
       std::string& target = a == "--dir" ? o.dir : a == "--out" ? o.out : a == "--csv" ? o.csv
@@ -279,7 +326,9 @@ bool write_report(const options& o, const std::vector<sim::report_item>& items) 
   info.settings = {{"width", std::to_string(o.width)},
                    {"depth", std::to_string(o.depth)},
                    {"devices", o.devices ? std::to_string(*o.devices) : std::string("file")},
-                   {"zero_tick", o.zero_tick ? "true" : "false"}};
+                   {"zero_tick", o.zero_tick ? "true" : "false"},
+                   {"share_lanes", o.share_lanes ? "true" : "false"},
+                   {"frontier_capacity", std::to_string(o.frontier_capacity)}};
   bool ok = true;
   const auto write = [&](const std::string& path, auto writer) {
     if (path.empty()) return;
@@ -348,16 +397,24 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", loaded.error().to_string().c_str());
       return 2;
     }
-    sim::parsed<sim::scenario> scaled = sim::scale(*loaded, o.width, o.depth);
+    sim::scale_options so;
+    so.share_lanes = o.share_lanes;
+    sim::parsed<sim::scenario> scaled = sim::scale(*loaded, o.width, o.depth, so);
     if (!scaled) {
       std::fprintf(stderr, "%s: %s\n", file.c_str(), scaled.error().to_string().c_str());
       return 2;
     }
     if (o.zero_tick) scaled->costs.device_wait = 0;
-    const sim::scenario& s = *scaled;
+    for (const sim::scheduling how : o.schedulings) {
+    sim::scenario named = *scaled;
+    // With both models, the ready-first run is told apart by its name.
+    if (o.schedulings.size() > 1 && how == sim::scheduling::ready_first) named.name += "@ready-first";
+    const sim::scenario& s = named;
     std::array<sim::run_result, 3> runs;
     for (std::size_t m = 0; m < 3; ++m) {
       sim::run_options ro;
+      ro.how = how;
+      ro.frontier_capacity = o.frontier_capacity;
       // The report reads the frontier model's per-wait decisions from its trace.
       ro.trace = (!o.out.empty() || report) && sim::all_models[m] == sim::model::frontiers;
       runs[m] = sim::run(s, sim::all_models[m], ro);
@@ -378,8 +435,9 @@ int main(int argc, char** argv) {
     if (!o.csv.empty()) append_csv(o.csv, o, s, runs);
     rows.push_back(row{s.name, {runs[0].totals, runs[1].totals, runs[2].totals}});
     if (report) {
-      items.push_back(sim::report_item{s, {}});
+      items.push_back(sim::report_item{s, {}, how});
       for (sim::run_result& r : runs) items.back().runs.push_back(std::move(r));
+    }
     }
   }
   print_summary(rows);

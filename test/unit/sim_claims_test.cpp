@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace sim = causal::sim;
@@ -29,9 +30,13 @@ sim::scenario load(const std::string& text, const sim::load_options& options = {
   return *s;
 }
 
-sim::run_result run_checked(const sim::scenario& s, sim::model m) {
-  sim::run_result r = sim::run(s, m);
-  INFO(std::string(sim::to_string(m)) << ": " << (r.error ? *r.error : std::string("no error")));
+sim::run_result run_checked(const sim::scenario& s, sim::model m,
+                            sim::scheduling how = sim::scheduling::in_order) {
+  sim::run_options options;
+  options.how = how;
+  sim::run_result r = sim::run(s, m, options);
+  INFO(std::string(sim::to_string(m)) << ", " << sim::to_string(how) << ": "
+                                      << (r.error ? *r.error : std::string("no error")));
   REQUIRE_FALSE(r.error);
   for (const std::string& v : r.violations) FAIL_CHECK(v);
   return r;
@@ -366,11 +371,15 @@ TEST_CASE("sim claims: every shipped scenario runs soundly under all three model
     INFO(f);
     const auto loaded = sim::load_scenario_file(f);
     REQUIRE(loaded.ok());
-    for (const auto& [w, d] : {std::pair<std::size_t, std::size_t>{1, 1}, {2, 3}}) {
-      const auto s = sim::scale(*loaded, w, d);
+    for (const auto& [w, d, shared] : {std::tuple<std::size_t, std::size_t, bool>{1, 1, false},
+                                       {2, 3, false}, {2, 2, true}}) {
+      sim::scale_options so;
+      so.share_lanes = shared;
+      const auto s = sim::scale(*loaded, w, d, so);
       REQUIRE(s.ok());
       for (const sim::model m : sim::all_models) {
-        const sim::run_result r = run_checked(*s, m);
+        for (const sim::scheduling how : {sim::scheduling::in_order, sim::scheduling::ready_first}) {
+        const sim::run_result r = run_checked(*s, m, how);
         // Every elided wait has exactly one reason, and each model only
         // the reasons it has.
         std::uint64_t unaccounted = 0;
@@ -384,6 +393,7 @@ TEST_CASE("sim claims: every shipped scenario runs soundly under all three model
         }
         CHECK(unaccounted == 0);
         CHECK(foreign == 0);
+        }
       }
       if (s->speculation && w == 1 && d == 1) {
         const auto report = sim::analyze_speculation(*s, run_checked(*s, sim::model::frontiers));

@@ -166,6 +166,27 @@ TEST_CASE("sim placement: ready-first turns the buffer orderings the file met th
   }
 }
 
+TEST_CASE("sim placement: ready-first takes memory in the file's order: an allocation is "
+          "submitted after the frees listed before it",
+          "[sim][placement][buffers]") {
+  // `next` (on gpu.1) is ready at once but can only fit in the memory
+  // `drop` frees; submitting it first would find the pool full.
+  const sim::scenario s = load(R"({"name": "t", "devices": [{"name": "gpu", "lanes": 2}],
+    "pool_bytes": 100, "buffers": [{"name": "w", "bytes": 100}, {"name": "kv", "bytes": 100}],
+    "ops": [
+      {"name": "load", "queue": "gpu.0", "duration": 5, "alloc": ["w"], "use": ["w"]},
+      {"name": "drop", "queue": "gpu.0", "duration": 1, "free": ["w"]},
+      {"name": "next", "queue": "gpu.1", "duration": 5, "alloc": ["kv"], "use": ["kv"]}]})");
+  const auto ready = sim::place(s, sim::scheduling::ready_first);
+  REQUIRE(ready.ok());
+  CHECK(ready->position[2] > ready->position[1]);
+  for (const sim::model m : sim::all_models) {
+    CAPTURE(sim::to_string(m));
+    const sim::run_result r = run_checked(s, m, sim::scheduling::ready_first);
+    CHECK(r.ops[2].start >= r.ops[0].end);  // the reused memory's last use ended
+  }
+}
+
 namespace {
 
 /// A random DAG of `n` operations pinned to lanes of three devices (two

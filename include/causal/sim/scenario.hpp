@@ -1245,10 +1245,12 @@ class placer {
   void collect_requirements() {
     needs_.assign(n_, {});
     implicit_.assign(n_, {});
+    placed_after_.assign(n_, {});
     std::vector<std::size_t> alloc_of(s_.buffers.size(), 0);
     std::vector<std::vector<std::size_t>> uses_of(s_.buffers.size());
     constexpr std::size_t none = static_cast<std::size_t>(-1);
     std::vector<std::size_t> last_signaller(s_.semaphores.size(), none);
+    std::size_t last_free = none;
     for (std::size_t i = 0; i < n_; ++i) {
       const op_desc& op = s_.ops[i];
       auto need = [&](std::size_t d, bool implicit) {
@@ -1274,6 +1276,14 @@ class placer {
         }
       }
       for (std::size_t b : op.use) uses_of[b].push_back(i);
+      // Memory is handed back and taken in the file's order: a free is
+      // submitted after the frees listed before it, an allocation after
+      // them too (it may need the memory they return). Submission order
+      // only, not completion: the pool decides what to wait for.
+      if (reorders && (!op.alloc.empty() || !op.free.empty()) && last_free != none && last_free != i) {
+        placed_after_[i].push_back(last_free);
+      }
+      if (!op.free.empty()) last_free = i;
       // A semaphore's signals stay in execution order.
       for (const semaphore_signal& sv : op.signals) {
         if (reorders && last_signaller[sv.semaphore] != none) need(last_signaller[sv.semaphore], true);
@@ -1314,8 +1324,9 @@ class placer {
     std::vector<std::size_t> missing(n_, 0);
     std::vector<std::vector<std::size_t>> dependants(n_);
     for (std::size_t i = 0; i < n_; ++i) {
-      missing[i] = needs_[i].size();
+      missing[i] = needs_[i].size() + placed_after_[i].size();
       for (std::size_t d : needs_[i]) dependants[d].push_back(i);
+      for (std::size_t d : placed_after_[i]) dependants[d].push_back(i);
     }
     // Operations whose dependencies are all placed, by index; their ready
     // times are known.
@@ -1415,6 +1426,9 @@ class placer {
   const scheduling how_;
   const std::size_t n_;
   std::vector<std::vector<std::size_t>> needs_;
+  /// Ready-first: operations that must be placed (submitted) before, with
+  /// no wait for their completion.
+  std::vector<std::vector<std::size_t>> placed_after_;
   std::vector<std::vector<std::size_t>> implicit_;
   std::vector<std::vector<std::size_t>> lanes_;
   std::vector<double> end_;
