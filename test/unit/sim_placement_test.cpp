@@ -500,3 +500,21 @@ TEST_CASE("sim scaling: a semaphore's first signaller in each iteration follows 
     }
   }
 }
+
+TEST_CASE("sim semaphores: more unreached signals of one named semaphore than it holds make the "
+          "host wait, not fail",
+          "[sim][semaphores]") {
+  std::string ops;
+  for (int i = 1; i <= 300; ++i) {
+    if (i > 1) ops += ",";
+    ops += R"({"name": "s)" + std::to_string(i) + R"(", "queue": "gpu", "duration": 1, "signal": [{"semaphore": "s", "value": )" +
+           std::to_string(i) + "}]}";
+  }
+  ops += R"(,{"name": "last", "queue": "cpu", "duration": 1, "wait": [{"semaphore": "s", "value": 300}]})";
+  const sim::scenario s =
+      load(R"({"name": "t", "devices": [{"name": "gpu"}, {"name": "cpu"}], "semaphores": [{"name": "s"}], "ops": [)" +
+           ops + "]}");
+  const sim::run_result r = run_checked(s, sim::model::frontiers, sim::scheduling::in_order);
+  CHECK(r.totals.host_queries >= 1);  // the host waited for room
+  CHECK(r.ops.back().start >= r.ops[299].end);
+}

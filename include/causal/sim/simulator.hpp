@@ -645,11 +645,11 @@ class engine {
       const std::uint64_t next_epoch = queue.epoch() + 1;
       const bool signal = needs_signal_[i] && !op.collective;
       if (signal) {
-        throttle(q);
+        throttle(outstanding_[q]);
         signals.push_back(signal_t{lane_sems_[q].get(), next_epoch});
       }
       for (const semaphore_signal& sv : op.signals) {
-        throttle_named(sv.semaphore);
+        throttle(named_outstanding_[sv.semaphore]);
         signals.push_back(signal_t{named_sems_[sv.semaphore].get(), sv.value});
       }
       const queue_stats before = queue.stats();
@@ -732,23 +732,13 @@ class engine {
     }
   }
 
-  /// throttle() for a named semaphore.
-  void throttle_named(std::size_t m) {
-    if (named_outstanding_[m] < sim_semaphore::pending_capacity) return;
+  /// Keeps a semaphore's submitted-but-unreached signals (`outstanding`:
+  /// a queue's or a named semaphore's count) within PendingCapacity: the
+  /// host waits for the oldest.
+  void throttle(const std::size_t& outstanding) {
+    if (outstanding < sim_semaphore::pending_capacity) return;
     ++result_.totals.host_queries;
-    while (named_outstanding_[m] >= sim_semaphore::pending_capacity && !events_.empty()) {
-      host_time_ = std::max(host_time_, events_.top().time);
-      process_one();
-    }
-    ready_ = std::max(ready_, host_time_);
-  }
-
-  /// Keeps a queue's submitted-but-unreached signals within the
-  /// semaphore's PendingCapacity: the host waits for the oldest.
-  void throttle(std::size_t q) {
-    if (outstanding_[q] < sim_semaphore::pending_capacity) return;
-    ++result_.totals.host_queries;
-    while (outstanding_[q] >= sim_semaphore::pending_capacity && !events_.empty()) {
+    while (outstanding >= sim_semaphore::pending_capacity && !events_.empty()) {
       host_time_ = std::max(host_time_, events_.top().time);
       process_one();
     }
