@@ -255,6 +255,11 @@ void print_table(const sim::scenario& s, const std::array<sim::run_result, 3>& r
   }
   if (!s.claim.empty()) std::printf("   claim: %s\n", s.claim.c_str());
   const sim::run_result& f = runs[2];
+  if (f.first_tainted) {
+    std::printf("   taint: %llu operation(s) carried a frontier that overflowed (entries evicted), "
+                "first \"%s\"; --frontier-capacity widens it\n",
+                u(f.totals.tainted_operations), s.ops[*f.first_tainted].name.c_str());
+  }
   for (std::size_t i = 0; i < s.ops.size(); ++i) {
     if (!s.ops[i].show_frontier) continue;
     std::printf("   frontier of %-10s %s\n", s.ops[i].name.c_str(),

@@ -641,6 +641,7 @@ inline void write_totals(json_writer& w, const metrics& t) {
       .field("tracking_entries", t.tracking_entries)
       .field("cross_workload_waits", t.cross_workload_waits)
       .field("max_frontier_entries", t.max_frontier_entries)
+      .field("tainted_operations", t.tainted_operations)
       .field("makespan", t.makespan)
       .end_object();
 }
