@@ -3,11 +3,15 @@
 //
 // 06_hazard_check: a command-line synchronization hazard checker. It reads a
 // command stream in the text format of <causal/check/stream_text.hpp>,
-// records it in a causal::check::checker, prints every hazard (both
+// records it in a causal::check::checker, prints the hazards (both
 // commands, stages, access types, overlapping range) and, with --dot FILE,
 // writes the dependency graph with the hazards in red as Graphviz DOT.
+// Alike hazards (one kind, one memory range or event, one pair of command
+// kinds) are printed once with how many there are, and at most 1000 of
+// them (--max-hazards N; 0 for no cap); --all-hazards prints every one.
 //
-//   06_hazard_check [--dot out.dot] [--quiet] [stream.txt]
+//   06_hazard_check [--dot out.dot] [--quiet] [--all-hazards]
+//                   [--max-hazards N] [stream.txt]
 //   06_hazard_check --help
 //
 // Exit status: 0 when the stream is clean, 2 when it has hazards, 1 on bad
@@ -24,6 +28,7 @@
 #include <causal/check/stream_text.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -36,18 +41,19 @@ using namespace causal::check;
 
 struct outcome {
   bool ok = false;
-  std::size_t hazards = 0;
+  std::uint64_t hazards = 0;
   bool dot_failed = false;
 };
 
-outcome check_text(const std::string& text, const char* what, const char* dot_path, bool quiet) {
+outcome check_text(const std::string& text, const char* what, const char* dot_path, bool quiet,
+                   const checker_options& options = {}) {
   std::string diagnostic;
   auto parsed = parse_stream(text, &diagnostic);
   if (!parsed) {
     std::fprintf(stderr, "%s: %s\n", what, diagnostic.c_str());
     return {};
   }
-  checker ck;
+  checker ck(options);
   for (std::size_t i = 0; i < parsed->commands.size(); ++i) {
     if (causal::status s = ck.append(parsed->commands[i]); !s) {
       std::fprintf(stderr, "%s: command %zu (%s): %s\n", what, i, command_label(*parsed, static_cast<std::uint32_t>(i)).c_str(),
@@ -59,20 +65,33 @@ outcome check_text(const std::string& text, const char* what, const char* dot_pa
     std::fprintf(stderr, "%s: %s\n", what, std::string(s.error_value().message()).c_str());
     return {};
   }
+  const std::uint64_t found = ck.hazards_found();
   if (!quiet) {
-    std::printf("%s: %zu commands, %zu hazard%s\n", what, parsed->commands.size(), ck.hazards().size(),
-                ck.hazards().size() == 1 ? "" : "s");
-    for (const hazard& h : ck.hazards()) std::printf("  %s\n", to_text(*parsed, h).c_str());
+    std::printf("%s: %zu commands, %llu hazard%s", what, parsed->commands.size(),
+                static_cast<unsigned long long>(found), found == 1 ? "" : "s");
+    if (ck.hazards().size() != found) std::printf(" (%zu listed)", ck.hazards().size());
+    std::printf("\n");
+    for (std::size_t i = 0; i < ck.hazards().size(); ++i) {
+      std::printf("  %s", to_text(*parsed, ck.hazards()[i]).c_str());
+      if (const std::uint64_t more = ck.hazard_count(i) - 1; more != 0) {
+        std::printf("  [and %llu more like it]", static_cast<unsigned long long>(more));
+      }
+      std::printf("\n");
+    }
+    if (ck.dropped_hazards() != 0) {
+      std::printf("  ... %llu more not listed (--max-hazards)\n",
+                  static_cast<unsigned long long>(ck.dropped_hazards()));
+    }
   }
   if (dot_path != nullptr) {
     std::ofstream out(dot_path);
     out << to_dot(*parsed, ck);
     if (!out) {
       std::fprintf(stderr, "06_hazard_check: cannot write --dot file %s\n", dot_path);
-      return {true, ck.hazards().size(), true};
+      return {true, found, true};
     }
   }
-  return {true, ck.hazards().size(), false};
+  return {true, found, false};
 }
 
 const char* sample_clean = R"(queue gfx
@@ -92,7 +111,7 @@ constexpr int exit_dot_failed = 3;
 
 void print_help() {
   std::printf(
-      "usage: 06_hazard_check [--dot FILE] [--quiet] [STREAM]\n"
+      "usage: 06_hazard_check [--dot FILE] [--quiet] [--all-hazards] [--max-hazards N] [STREAM]\n"
       "       06_hazard_check --help\n"
       "\n"
       "Checks a GPU command stream for synchronization hazards (read-after-write,\n"
@@ -104,6 +123,10 @@ void print_help() {
       "options:\n"
       "  --dot FILE   also write the dependency graph, hazards in red, as Graphviz DOT\n"
       "  --quiet      print nothing but errors (the exit status tells the verdict)\n"
+      "  --all-hazards  print every hazard (default: alike ones -- same kind, memory\n"
+      "               range and pair of command kinds -- once, with their count)\n"
+      "  --max-hazards N  list at most N hazards (default 1000; 0: no limit); the\n"
+      "               rest are counted\n"
       "  --help       this text\n"
       "\n"
       "exit status: 0 clean, 2 hazards found, 1 bad input or arguments,\n"
@@ -143,7 +166,9 @@ void print_help() {
 }
 
 int usage_error(const char* what, std::string_view arg) {
-  std::fprintf(stderr, "06_hazard_check: %s '%.*s'\nusage: 06_hazard_check [--dot FILE] [--quiet] [STREAM] (--help for more)\n",
+  std::fprintf(stderr,
+               "06_hazard_check: %s '%.*s'\nusage: 06_hazard_check [--dot FILE] [--quiet] [--all-hazards] "
+               "[--max-hazards N] [STREAM] (--help for more)\n",
                what, static_cast<int>(arg.size()), arg.data());
   return exit_bad_input;
 }
@@ -154,6 +179,9 @@ int main(int argc, char** argv) {
   const char* dot_path = nullptr;
   const char* file = nullptr;
   bool quiet = false;
+  checker_options options;
+  options.deduplicate = true;
+  options.max_hazards = 1000;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -165,6 +193,17 @@ int main(int argc, char** argv) {
       dot_path = argv[++i];
     } else if (a == "--quiet") {
       quiet = true;
+    } else if (a == "--all-hazards") {
+      options.deduplicate = false;
+    } else if (a == "--max-hazards") {
+      if (i + 1 >= argc) return usage_error("--max-hazards needs a number after", a);
+      const char* text = argv[++i];
+      char* end = nullptr;
+      const unsigned long long n = std::strtoull(text, &end, 10);
+      if (end == text || *end != '\0' || text[0] == '-' || n > (1ull << 32)) {
+        return usage_error("--max-hazards needs a count from 0 to 2^32, not", text);
+      }
+      options.max_hazards = static_cast<std::size_t>(n);
     } else if (!a.empty() && a[0] == '-') {
       return usage_error("unknown option", a);
     } else if (file != nullptr) {
@@ -190,7 +229,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "06_hazard_check: cannot read %s\n", file);
       return exit_bad_input;
     }
-    const outcome o = check_text(text.str(), file, dot_path, quiet);
+    const outcome o = check_text(text.str(), file, dot_path, quiet, options);
     if (!o.ok) return exit_bad_input;
     if (o.dot_failed) return exit_dot_failed;
     return o.hazards == 0 ? 0 : 2;

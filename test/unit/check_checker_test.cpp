@@ -746,3 +746,73 @@ TEST_CASE("check: DOT output draws commands, dependencies and hazards", "[check]
   CHECK(dot.find("c0 -> c1 [color=black]") != std::string::npos);
   CHECK(dot.back() == '\n');
 }
+
+//===-- deduplication and the cap ------------------------------------------------===//
+
+namespace {
+
+/// `n` draws writing one buffer with nothing ordering them, then `m`
+/// draws writing buffer i (one each), also unordered.
+std::string unsynchronised_writes(int n, int m) {
+  std::string text = "queue gfx\n";
+  for (int i = 0; i < n; ++i) {
+    text += "dispatch gfx name=w" + std::to_string(i) + " write=COMPUTE_SHADER:SHADER_WRITE:buf_0[0:64]\n";
+  }
+  for (int i = 0; i < m; ++i) {
+    text += "dispatch gfx name=x" + std::to_string(i) + " write=COMPUTE_SHADER:SHADER_WRITE:buf_" +
+            std::to_string(i + 1) + "[0:64]\n";
+    text += "dispatch gfx name=y" + std::to_string(i) + " write=COMPUTE_SHADER:SHADER_WRITE:buf_" +
+            std::to_string(i + 1) + "[0:64]\n";
+  }
+  return text;
+}
+
+checker run_with(const std::string& text, const checker_options& options) {
+  auto parsed = parse_stream(text);
+  REQUIRE(parsed.ok());
+  checker ck(options);
+  for (const command& c : parsed->commands) REQUIRE(ck.append(c).ok());
+  return ck;
+}
+
+}  // namespace
+
+TEST_CASE("checker: alike hazards are reported once with a count, and a cap keeps the rest as a "
+          "count",
+          "[check][dedup]") {
+  const int n = 40;
+  const std::string text = unsynchronised_writes(n, 3);
+  const std::uint64_t pairs = static_cast<std::uint64_t>(n) * (n - 1) / 2;
+
+  // By default every hazard is kept: n(n-1)/2 on buf_0, one per other buffer.
+  const checker all = run_with(text, {});
+  CHECK(all.hazards().size() == pairs + 3);
+  CHECK(all.hazards_found() == pairs + 3);
+  CHECK(all.dropped_hazards() == 0);
+  CHECK(all.hazard_count(0) == 1);
+
+  checker_options dedup;
+  dedup.deduplicate = true;
+  const checker one_each = run_with(text, dedup);
+  REQUIRE(one_each.hazards().size() == 4);  // buf_0, buf_1, buf_2, buf_3
+  CHECK(one_each.hazards()[0].kind == hazard_kind::write_after_write_race);
+  CHECK(one_each.hazards()[0].first == 0);
+  CHECK(one_each.hazards()[0].second == 1);
+  CHECK(one_each.hazard_count(0) == pairs);
+  CHECK(one_each.hazard_count(1) == 1);
+  CHECK(one_each.hazards_found() == pairs + 3);
+  CHECK(one_each.dropped_hazards() == 0);
+
+  dedup.max_hazards = 2;
+  const checker capped = run_with(text, dedup);
+  CHECK(capped.hazards().size() == 2);
+  CHECK(capped.hazard_count(0) == pairs);
+  CHECK(capped.dropped_hazards() == 2);
+  CHECK(capped.hazards_found() == pairs + 3);
+
+  checker_options cap_only;
+  cap_only.max_hazards = 5;
+  const checker first_five = run_with(text, cap_only);
+  CHECK(first_five.hazards().size() == 5);
+  CHECK(first_five.dropped_hazards() == pairs + 3 - 5);
+}

@@ -97,7 +97,8 @@
 // Memory order:  not applicable.
 // Blocking/allocation: never blocks; allocates (clocks, records, report).
 // Size:          O(commands + sync commands x stages x clock size).
-// Configuration: none.
+// Configuration: checker_options (deduplicate alike hazards, cap how many
+//                are kept; by default every hazard is kept).
 // See also:      <causal/check/reference.hpp>, <causal/check/stream_text.hpp>,
 //                <causal/check/dot.hpp>, docs/hazard_checker.md.
 #pragma once
@@ -112,6 +113,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -265,11 +267,24 @@ inline void raise(std::uint32_t& slot, std::uint32_t v) noexcept {
 
 //===-- the checker ---------------------------------------------------------===//
 
+/// How a checker keeps the hazards it finds.
+struct checker_options {
+  /// Keep one hazard per (kind, memory range or event, pair of command
+  /// kinds) and count the others like it (hazard_count): n unsynchronised
+  /// writes to one buffer are one report with a count, not n(n-1)/2.
+  /// Off by default: every hazard is kept, as the reference reports them.
+  bool deduplicate = false;
+  /// Most hazards kept (after deduplication); the rest are only counted
+  /// (dropped_hazards). 0: no cap.
+  std::size_t max_hazards = 0;
+};
+
 /// Records a stream command by command (`append`) and answers order
 /// queries and reports hazards. Commands are numbered by append order.
 class checker {
  public:
   checker() = default;
+  explicit checker(const checker_options& options) : options_(options) {}
 
   /// Records `c`. On bad input returns an error and records nothing (the
   /// checker stays usable; the command is dropped).
@@ -289,8 +304,19 @@ class checker {
   /// Is `p` a node this checker can answer about?
   [[nodiscard]] bool valid(point p) const noexcept;
 
-  /// Hazards found so far, in the order they were found.
+  /// Hazards found so far, in the order they were found (with
+  /// checker_options::deduplicate, the first of each kind; see
+  /// hazard_count).
   [[nodiscard]] const std::vector<hazard>& hazards() const noexcept { return hazards_; }
+  /// How many hazards hazards()[i] stands for: 1, or with deduplication
+  /// itself plus the later ones like it.
+  [[nodiscard]] std::uint64_t hazard_count(std::size_t i) const noexcept {
+    return i < hazard_counts_.size() ? hazard_counts_[i] : 1;
+  }
+  /// Every hazard found, kept or not.
+  [[nodiscard]] std::uint64_t hazards_found() const noexcept { return found_; }
+  /// Hazards found but not kept because of checker_options::max_hazards.
+  [[nodiscard]] std::uint64_t dropped_hazards() const noexcept { return dropped_; }
 
   [[nodiscard]] std::size_t size() const noexcept { return cmds_.size(); }
   [[nodiscard]] command_kind kind(std::uint32_t c) const noexcept { return cmds_[c].kind; }
@@ -567,7 +593,40 @@ class checker {
       }
     }
   }
-  void report(hazard h) { hazards_.push_back(h); }
+  void report(const hazard& h) {
+    ++found_;
+    if (options_.deduplicate) {
+      const hazard_key key{h.kind, h.range.resource, h.range.x0, h.range.x1, h.range.y0, h.range.y1, h.event,
+                           cmds_[h.first].kind, cmds_[h.second].kind};
+      if (const auto it = seen_.find(key); it != seen_.end()) {
+        ++hazard_counts_[it->second];
+        return;
+      }
+      if (options_.max_hazards != 0 && hazards_.size() >= options_.max_hazards) {
+        ++dropped_;
+        return;
+      }
+      seen_.emplace(key, hazards_.size());
+      hazard_counts_.push_back(1);
+      hazards_.push_back(h);
+      return;
+    }
+    if (options_.max_hazards != 0 && hazards_.size() >= options_.max_hazards) {
+      ++dropped_;
+      return;
+    }
+    hazards_.push_back(h);
+  }
+
+  /// What makes two hazards alike for deduplication.
+  using hazard_key = std::tuple<hazard_kind, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t,
+                                std::uint64_t, std::uint32_t, command_kind, command_kind>;
+
+  checker_options options_{};
+  std::map<hazard_key, std::size_t> seen_;
+  std::vector<std::uint64_t> hazard_counts_;
+  std::uint64_t found_ = 0;
+  std::uint64_t dropped_ = 0;
 
   std::vector<cmd_info> cmds_;
   std::vector<queue_state> q_;
