@@ -11,7 +11,11 @@
 // them (--max-hazards N; 0 for no cap); --all-hazards prints every one.
 //
 //   06_hazard_check [--dot out.dot] [--quiet] [--all-hazards]
-//                   [--max-hazards N] [stream.txt]
+//                   [--max-hazards N] [--max-bytes N] [--max-commands N]
+//                   [stream.txt]
+//
+// Streams are limited to 1 MiB and 65536 commands by default (the stream
+// text format's stream_limits); --max-bytes and --max-commands raise them.
 //   06_hazard_check --help
 //
 // Exit status: 0 when the stream is clean, 2 when it has hazards, 1 on bad
@@ -46,11 +50,14 @@ struct outcome {
 };
 
 outcome check_text(const std::string& text, const char* what, const char* dot_path, bool quiet,
-                   const checker_options& options = {}) {
+                   const checker_options& options = {}, const stream_limits& limits = {}) {
   std::string diagnostic;
-  auto parsed = parse_stream(text, &diagnostic);
+  auto parsed = parse_stream(text, &diagnostic, limits);
   if (!parsed) {
-    std::fprintf(stderr, "%s: %s\n", what, diagnostic.c_str());
+    const bool limit = parsed.error_value().code() == causal::errc::capacity_exceeded &&
+                       (diagnostic.find("than the limit") != std::string::npos);
+    std::fprintf(stderr, "%s: %s%s\n", what, diagnostic.c_str(),
+                 limit ? " (raise it with --max-bytes or --max-commands)" : "");
     return {};
   }
   checker ck(options);
@@ -111,7 +118,8 @@ constexpr int exit_dot_failed = 3;
 
 void print_help() {
   std::printf(
-      "usage: 06_hazard_check [--dot FILE] [--quiet] [--all-hazards] [--max-hazards N] [STREAM]\n"
+      "usage: 06_hazard_check [--dot FILE] [--quiet] [--all-hazards] [--max-hazards N]\n"
+      "                       [--max-bytes N] [--max-commands N] [STREAM]\n"
       "       06_hazard_check --help\n"
       "\n"
       "Checks a GPU command stream for synchronization hazards (read-after-write,\n"
@@ -127,6 +135,8 @@ void print_help() {
       "               range and pair of command kinds -- once, with their count)\n"
       "  --max-hazards N  list at most N hazards (default 1000; 0: no limit); the\n"
       "               rest are counted\n"
+      "  --max-bytes N    accept streams of up to N bytes (default 1048576)\n"
+      "  --max-commands N accept streams of up to N commands (default 65536)\n"
       "  --help       this text\n"
       "\n"
       "exit status: 0 clean, 2 hazards found, 1 bad input or arguments,\n"
@@ -168,7 +178,7 @@ void print_help() {
 int usage_error(const char* what, std::string_view arg) {
   std::fprintf(stderr,
                "06_hazard_check: %s '%.*s'\nusage: 06_hazard_check [--dot FILE] [--quiet] [--all-hazards] "
-               "[--max-hazards N] [STREAM] (--help for more)\n",
+               "[--max-hazards N] [--max-bytes N] [--max-commands N] [STREAM] (--help for more)\n",
                what, static_cast<int>(arg.size()), arg.data());
   return exit_bad_input;
 }
@@ -182,6 +192,7 @@ int main(int argc, char** argv) {
   checker_options options;
   options.deduplicate = true;
   options.max_hazards = 1000;
+  stream_limits limits;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -195,15 +206,20 @@ int main(int argc, char** argv) {
       quiet = true;
     } else if (a == "--all-hazards") {
       options.deduplicate = false;
-    } else if (a == "--max-hazards") {
-      if (i + 1 >= argc) return usage_error("--max-hazards needs a number after", a);
+    } else if (a == "--max-hazards" || a == "--max-bytes" || a == "--max-commands") {
+      if (i + 1 >= argc) return usage_error("a number must follow", a);
       const char* text = argv[++i];
       char* end = nullptr;
       const unsigned long long n = std::strtoull(text, &end, 10);
-      if (end == text || *end != '\0' || text[0] == '-' || n > (1ull << 32)) {
-        return usage_error("--max-hazards needs a count from 0 to 2^32, not", text);
+      const bool zero_ok = a == "--max-hazards";
+      if (end == text || *end != '\0' || text[0] == '-' || n > (1ull << 32) || (n == 0 && !zero_ok)) {
+        std::fprintf(stderr, "06_hazard_check: %.*s needs a count from %d to 2^32, not '%s'\n",
+                     static_cast<int>(a.size()), a.data(), zero_ok ? 0 : 1, text);
+        return exit_bad_input;
       }
-      options.max_hazards = static_cast<std::size_t>(n);
+      if (a == "--max-hazards") options.max_hazards = static_cast<std::size_t>(n);
+      if (a == "--max-bytes") limits.max_text_bytes = static_cast<std::size_t>(n);
+      if (a == "--max-commands") limits.max_commands = static_cast<std::size_t>(n);
     } else if (!a.empty() && a[0] == '-') {
       return usage_error("unknown option", a);
     } else if (file != nullptr) {
@@ -229,7 +245,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "06_hazard_check: cannot read %s\n", file);
       return exit_bad_input;
     }
-    const outcome o = check_text(text.str(), file, dot_path, quiet, options);
+    const outcome o = check_text(text.str(), file, dot_path, quiet, options, limits);
     if (!o.ok) return exit_bad_input;
     if (o.dot_failed) return exit_dot_failed;
     return o.hazards == 0 ? 0 : 2;

@@ -217,3 +217,44 @@ TEST_CASE("stream_text: a key that takes one value is refused when given twice",
   CHECK(many->commands[1].barriers.size() == 8);
   CHECK(many->commands[2].dependencies.size() == 2);
 }
+
+TEST_CASE("stream_text: the limits are arguments; past one the error names it, below it the "
+          "stream is accepted",
+          "[check][text][limits]") {
+  std::string text = "queue q\n";
+  for (int i = 0; i < 20; ++i) text += "signal q semaphore=s" + std::to_string(i % 5) + " value=" + std::to_string(i + 1) + "\n";
+  CHECK(parse_stream(text).ok());  // within the defaults
+
+  stream_limits few_commands;
+  few_commands.max_commands = 10;
+  std::string diagnostic;
+  auto r = parse_stream(text, &diagnostic, few_commands);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.code() == causal::errc::capacity_exceeded);
+  CHECK(r.error_value().position() == 12);  // the 11th command's line
+  CHECK(diagnostic == "line 12: more commands than the limit of 10");
+
+  stream_limits few_names;
+  few_names.max_names = 3;
+  r = parse_stream(text, &diagnostic, few_names);
+  REQUIRE_FALSE(r.ok());
+  CHECK(diagnostic == "line 5: more semaphore names than the limit of 3");
+  few_names.max_names = 5;  // exactly the names used: fine
+  CHECK(parse_stream(text, nullptr, few_names).ok());
+
+  stream_limits small;
+  small.max_text_bytes = 16;
+  r = parse_stream(text, &diagnostic, small);
+  REQUIRE_FALSE(r.ok());
+  CHECK(diagnostic.find("is larger than the limit of 16 bytes") != std::string::npos);
+
+  // Past the default limits, raised ones accept the stream.
+  std::string big = "queue q\n";
+  for (std::size_t i = 0; i <= max_stream_commands; ++i) big += "submit q\n";
+  CHECK(parse_stream(big).code() == causal::errc::capacity_exceeded);
+  stream_limits raised;
+  raised.max_commands = max_stream_commands + 1;
+  const auto accepted = parse_stream(big, nullptr, raised);
+  REQUIRE(accepted.ok());
+  CHECK(accepted->commands.size() == max_stream_commands + 1);
+}

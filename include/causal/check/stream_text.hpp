@@ -51,8 +51,10 @@
 // Memory order:  not applicable.
 // Blocking/allocation: allocates the stream; never throws except
 //                std::bad_alloc.
-// Size:          limits: 1 MiB of text, 65536 commands, 4096 names.
-// Configuration: none.
+// Size:          limits (stream_limits, each a parse_stream argument): by
+//                default 1 MiB of text, 65536 commands, 4096 names of
+//                each kind.
+// Configuration: stream_limits.
 // See also:      <causal/check/checker.hpp>, examples/06_hazard_check.cpp.
 #pragma once
 
@@ -77,6 +79,16 @@ namespace check {
 inline constexpr std::size_t max_text_bytes = 1u << 20;
 inline constexpr std::size_t max_stream_commands = 65536;
 inline constexpr std::size_t max_names = 4096;
+
+/// How much parse_stream accepts (the defaults above). A stream past a
+/// limit is refused with errc::capacity_exceeded; raise the limits to
+/// check larger streams (memory grows with the stream).
+struct stream_limits {
+  std::size_t max_text_bytes = check::max_text_bytes;
+  std::size_t max_commands = max_stream_commands;
+  /// Distinct resources, and distinct events, and distinct semaphores.
+  std::size_t max_names = check::max_names;
+};
 
 namespace detail {
 
@@ -266,15 +278,28 @@ inline std::uint32_t intern_name(std::vector<std::string>& names, std::string_vi
 /// given) receives the full text for a person: the line number, the
 /// offending word and, for a misspelled name, the closest valid one
 /// ("line 3: unknown stage 'FRAGMENT_SHADR' (did you mean FRAGMENT_SHADER?)").
-[[nodiscard]] inline result<stream> parse_stream(std::string_view text, std::string* diagnostic = nullptr) {
+[[nodiscard]] inline result<stream> parse_stream(std::string_view text, std::string* diagnostic = nullptr,
+                                                 const stream_limits& limits = {}) {
   using detail::split;
   if (diagnostic != nullptr) diagnostic->clear();
-  if (text.size() > max_text_bytes) {
-    if (diagnostic != nullptr) *diagnostic = "stream text larger than 1 MiB";
-    return error(errc::capacity_exceeded, "stream text larger than 1 MiB");
+  if (text.size() > limits.max_text_bytes) {
+    if (diagnostic != nullptr) {
+      *diagnostic = "stream text of " + std::to_string(text.size()) + " bytes is larger than the limit of " +
+                    std::to_string(limits.max_text_bytes) + " bytes";
+    }
+    return error(errc::capacity_exceeded, "stream text larger than the limit (stream_limits::max_text_bytes)",
+                 text.size());
   }
   stream s;
   std::uint64_t line_no = 0;
+  // A limit of `limits` reached: the static message for the error value,
+  // the limit's value in the diagnostic.
+  auto over = [&](const char* msg, const char* what, std::size_t limit) {
+    if (diagnostic != nullptr && diagnostic->empty()) {
+      *diagnostic = "line " + std::to_string(line_no) + ": more " + what + " than the limit of " + std::to_string(limit);
+    }
+    return error(errc::capacity_exceeded, msg, line_no);
+  };
   auto fail = [&](const char* msg) {
     if (diagnostic != nullptr && diagnostic->empty()) *diagnostic = "line " + std::to_string(line_no) + ": " + msg;
     return error(errc::malformed, msg, line_no);
@@ -308,7 +333,9 @@ inline std::uint32_t intern_name(std::vector<std::string>& names, std::string_vi
     const std::size_t br = m.find('[');
     std::string_view name = m.substr(0, br);
     if (!detail::valid_name(name)) return false;
-    if (s.resources.size() >= max_names && detail::intern_name(s.resources, name) >= max_names) return false;
+    if (s.resources.size() >= limits.max_names && detail::intern_name(s.resources, name) >= limits.max_names) {
+      return false;
+    }
     out = memory_range{};
     out.resource = detail::intern_name(s.resources, name);
     if (br == std::string_view::npos) return true;
@@ -391,7 +418,9 @@ inline std::uint32_t intern_name(std::vector<std::string>& names, std::string_vi
       }
     }
     if (!found_queue) return fail("undeclared queue (declare it with `queue <name>` first)");
-    if (s.commands.size() >= max_stream_commands) return error(errc::capacity_exceeded, "more than 65536 commands", line_no);
+    if (s.commands.size() >= limits.max_commands) {
+      return over("more commands than the limit (stream_limits::max_commands)", "commands", limits.max_commands);
+    }
     bool have_semaphore = false, have_value = false, have_subpasses = false;
     // Keys that say one thing about a command may appear once; read= write=
     // global= buffer= image= transition= dep= each add one more element.
@@ -476,12 +505,16 @@ inline std::uint32_t intern_name(std::vector<std::string>& names, std::string_vi
         c.barriers.push_back(b);
       } else if (key == "event" && (c.kind == command_kind::set_event || c.kind == command_kind::reset_event)) {
         if (!c.events.empty() || !detail::valid_name(val)) return fail("set/reset take one event=NAME");
-        if (s.events.size() >= max_names) return error(errc::capacity_exceeded, "too many names", line_no);
+        if (s.events.size() >= limits.max_names && detail::intern_name(s.events, val) >= limits.max_names) {
+          return over("too many names (stream_limits::max_names)", "event names", limits.max_names);
+        }
         c.events.push_back(detail::intern_name(s.events, val));
       } else if (key == "events" && c.kind == command_kind::wait_events) {
         for (std::string_view e : split(val, ',')) {
           if (!detail::valid_name(e)) return fail("bad event name");
-          if (s.events.size() >= max_names) return error(errc::capacity_exceeded, "too many names", line_no);
+          if (s.events.size() >= limits.max_names && detail::intern_name(s.events, e) >= limits.max_names) {
+            return over("too many names (stream_limits::max_names)", "event names", limits.max_names);
+          }
           if (c.events.size() >= 64) return error(errc::capacity_exceeded, "more than 64 events", line_no);
           c.events.push_back(detail::intern_name(s.events, e));
         }
@@ -520,7 +553,9 @@ inline std::uint32_t intern_name(std::vector<std::string>& names, std::string_vi
       } else if (key == "semaphore" &&
                  (c.kind == command_kind::signal_semaphore || c.kind == command_kind::wait_semaphore)) {
         if (!detail::valid_name(val)) return fail("bad semaphore name");
-        if (s.semaphores.size() >= max_names) return error(errc::capacity_exceeded, "too many names", line_no);
+        if (s.semaphores.size() >= limits.max_names && detail::intern_name(s.semaphores, val) >= limits.max_names) {
+          return over("too many names (stream_limits::max_names)", "semaphore names", limits.max_names);
+        }
         c.semaphore = detail::intern_name(s.semaphores, val);
         have_semaphore = true;
       } else if (key == "value" &&
