@@ -233,7 +233,7 @@ std::string describe(point p) {
 
 TEST_CASE("check: vector-clock order equals the brute-force closure on random streams", "[check][property]") {
   generator g(0x5eed'c0de'2026'1123ULL);
-  std::size_t compared = 0, positive = 0, hazards_seen = 0, waits_accepted = 0;
+  std::size_t compared = 0, positive = 0, hazards_seen = 0, warnings_seen = 0, waits_accepted = 0;
   const int cases = 2500;
   for (int n = 0; n < cases; ++n) {
     const std::uint32_t queues = 1 + g.pick(2);
@@ -243,7 +243,9 @@ TEST_CASE("check: vector-clock order equals the brute-force closure on random st
     s.resources = {"r0", "r1", "r2"};
     s.events = {"e0", "e1"};
     s.semaphores = {"s0"};
-    checker ck;
+    checker_options options;
+    options.warnings = true;  // the stricter rules' warnings are compared too
+    checker ck(options);
     std::vector<bool> in_rp(queues, false);
     std::uint64_t sem_value = 0;
     // (queue, event) -> (set since its last reset, that set's stage mask)
@@ -328,11 +330,17 @@ TEST_CASE("check: vector-clock order equals the brute-force closure on random st
       INFO("case " << n << ": hazards differ\n" << diff << to_text(s));
       REQUIRE(got == ref.hazards());
     }
+    std::vector<hazard> warned = ck.warnings();
+    std::sort(warned.begin(), warned.end());
+    warnings_seen += warned.size();
+    INFO("case " << n << ": warnings differ\n" << to_text(s));
+    REQUIRE(warned == ref.warnings());
   }
   // The generator must exercise both verdicts and find hazards.
   CHECK(positive > compared / 20);
   CHECK(positive < compared - compared / 20);
   CHECK(hazards_seen > static_cast<std::size_t>(cases));
+  CHECK(warnings_seen > 0);
   // ... and event waits (valid ones: the checker refuses the others).
   INFO("event waits accepted: " << waits_accepted);
   CHECK(waits_accepted > static_cast<std::size_t>(cases) / 8);

@@ -6,7 +6,10 @@
 // execution dependency orders `<` and `<_region` of Vulkan's
 // synchronization chapter (execution and memory dependencies) with vector clocks, then
 // reports every hazard of its memory rules (availability and visibility:
-// flush before, invalidate after) and every racing event operation.
+// flush before, invalidate after) and every racing event operation. The
+// verdict is Vulkan's; a rule stricter than Vulkan's (invalidating memory
+// whose writes are not flushed yet) is a named warning, reported apart
+// and only when asked for (checker_options::warnings, is_warning).
 //
 // The clocks. The rules define `<` through explicit edges, O(n^2) of them.
 // Every edge that leaves a command ends at a synchronization structure (a
@@ -153,10 +156,17 @@ enum class hazard_kind : std::uint8_t {
   write_after_read_race,      ///< read then write with no execution dependency
   read_without_visibility,    ///< write < read, but no flush + invalidate covering it
   write_without_visibility,   ///< write < write (or transition), no flush (+ invalidate)
-  dirty_invalidate,           ///< write < invalidate with no flush of the write between
+  dirty_invalidate,           ///< write < invalidate with no flush of the write between (a warning: is_warning)
   write_invalidate_race,      ///< write and invalidate with no execution dependency
   event_race,                 ///< set/wait/reset of one event, unordered
 };
+
+/// True for the findings of rules stricter than Vulkan's, which are
+/// warnings, not hazards: `dirty_invalidate` (Vulkan allows invalidating
+/// memory with unflushed writes; what matters is that a later read is
+/// covered by a flush and an invalidate after the write, which
+/// read_without_visibility checks).
+[[nodiscard]] constexpr bool is_warning(hazard_kind k) noexcept { return k == hazard_kind::dirty_invalidate; }
 
 [[nodiscard]] constexpr std::string_view to_string(hazard_kind k) noexcept {
   switch (k) {
@@ -277,6 +287,9 @@ struct checker_options {
   /// Most hazards kept (after deduplication); the rest are only counted
   /// (dropped_hazards). 0: no cap.
   std::size_t max_hazards = 0;
+  /// Also check the rules stricter than Vulkan's (is_warning) and report
+  /// what they find in warnings(), apart from the hazards.
+  bool warnings = false;
 };
 
 /// Records a stream command by command (`append`) and answers order
@@ -315,6 +328,9 @@ class checker {
   }
   /// Every hazard found, kept or not.
   [[nodiscard]] std::uint64_t hazards_found() const noexcept { return found_; }
+  /// With checker_options::warnings: what the stricter rules found, in the
+  /// order found (neither deduplicated nor capped).
+  [[nodiscard]] const std::vector<hazard>& warnings() const noexcept { return warnings_; }
   /// Hazards found but not kept because of checker_options::max_hazards.
   [[nodiscard]] std::uint64_t dropped_hazards() const noexcept { return dropped_; }
 
@@ -594,6 +610,10 @@ class checker {
     }
   }
   void report(const hazard& h) {
+    if (is_warning(h.kind)) {
+      if (options_.warnings) warnings_.push_back(h);
+      return;
+    }
     ++found_;
     if (options_.deduplicate) {
       const hazard_key key{h.kind, h.range.resource, h.range.x0, h.range.x1, h.range.y0, h.range.y1, h.event,
@@ -627,6 +647,7 @@ class checker {
   std::vector<std::uint64_t> hazard_counts_;
   std::uint64_t found_ = 0;
   std::uint64_t dropped_ = 0;
+  std::vector<hazard> warnings_;
 
   std::vector<cmd_info> cmds_;
   std::vector<queue_state> q_;

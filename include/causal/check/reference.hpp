@@ -56,8 +56,10 @@ class reference_graph {
     return before(static_cast<std::size_t>(rel), na, nb);
   }
 
-  /// Every hazard, sorted.
+  /// Every hazard by Vulkan's rules, sorted.
   [[nodiscard]] const std::vector<hazard>& hazards() const noexcept { return hazards_; }
+  /// Every finding of the stricter rules (is_warning), sorted.
+  [[nodiscard]] const std::vector<hazard>& warnings() const noexcept { return warnings_; }
   [[nodiscard]] std::size_t node_count() const noexcept { return n_; }
   [[nodiscard]] std::size_t edge_count() const noexcept { return edge_total_; }
 
@@ -578,7 +580,13 @@ class reference_graph {
         }
       }
     }
+    // The rules stricter than Vulkan's are warnings, apart from hazards.
+    for (const hazard& h : hazards_) {
+      if (is_warning(h.kind)) warnings_.push_back(h);
+    }
+    std::erase_if(hazards_, [](const hazard& h) { return is_warning(h.kind); });
     std::sort(hazards_.begin(), hazards_.end());
+    std::sort(warnings_.begin(), warnings_.end());
   }
 
   static stage_set sbit(stage s) { return static_cast<stage_set>(1u << static_cast<unsigned>(s)); }
@@ -635,6 +643,7 @@ class reference_graph {
   std::array<std::vector<std::vector<std::uint32_t>>, 2> succ_{};
   std::array<std::vector<std::uint64_t>, 2> pred_{};
   std::vector<hazard> hazards_;
+  std::vector<hazard> warnings_;
   std::size_t edge_total_ = 0;
   bool cyclic_ = false;
 };
