@@ -832,3 +832,17 @@ TEST_CASE("checker: alike hazards are reported once with a count, and a cap keep
   CHECK(first_five.hazards().size() == 5);
   CHECK(first_five.dropped_hazards() == pairs + 3 - 5);
 }
+
+TEST_CASE("checker: BY_REGION outside a render pass changes nothing: the barrier orders as an "
+          "ordinary one",
+          "[check][by_region]") {
+  const checked t(R"(
+queue q
+dispatch q name=w write=COMPUTE_SHADER:SHADER_WRITE:buf[0:64]
+barrier q name=b src=COMPUTE_SHADER dst=COMPUTE_SHADER by_region buffer=SHADER_WRITE:SHADER_READ:buf[0:64]
+dispatch q name=r read=COMPUTE_SHADER:SHADER_READ:buf[0:64]
+)");
+  CHECK(t.hazards.empty());
+  CHECK(t.before("w", stage::compute_shader, "r", stage::compute_shader));
+  CHECK(t.before("w", stage::compute_shader, "r", stage::compute_shader, relation::by_region));
+}

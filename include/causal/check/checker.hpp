@@ -74,8 +74,10 @@
 //     stages equal to the OR of those set_events' stage masks; otherwise
 //     append refuses it (errc::failed_precondition, errc::invalid_argument):
 //     both are Vulkan validation errors, not hazards.
-//   - BY_REGION: in `<` a by-region barrier keeps its internal edges but
-//     adds none to other commands; a by-region subpass dependency adds none.
+//   - BY_REGION: in `<` a by-region barrier inside a render pass keeps its
+//     internal edges but adds none to other commands; a by-region subpass
+//     dependency adds none. Outside a render pass BY_REGION changes nothing
+//     (Vulkan: it affects only framebuffer-space stages of a render pass).
 //     A pair of accesses uses `<_region` when both are framebuffer-local in
 //     the same render pass instance (an action at a framebuffer-space stage,
 //     or the invalidate of a by-region barrier/dependency); `<` otherwise.
@@ -961,7 +963,9 @@ inline void checker::record_sync(const command& c, std::uint32_t id) {
   ci.in_rp = inside;
   ci.local = inside ? q.sp_scopes[q.subpass] : q.qout;
   ci.rp_instance = inside ? q.rp_instance : none;
-  ci.by_region = c.by_region && c.kind == command_kind::pipeline_barrier;
+  // BY_REGION only means something inside a render pass (framebuffer
+  // regions exist there): outside, the barrier is an ordinary one.
+  ci.by_region = c.by_region && c.kind == command_kind::pipeline_barrier && inside;
   const bool has_dst = c.kind == command_kind::pipeline_barrier || c.kind == command_kind::wait_events ||
                        c.kind == command_kind::wait_semaphore;
   ci.dst_set = has_dst ? dst : 0;

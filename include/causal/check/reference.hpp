@@ -272,7 +272,9 @@ class reference_graph {
           if ((dst >> x & 1u) != 0 || x == S - 1) edge(r, b + DST, b + DSTX + static_cast<std::uint32_t>(x));
         }
       }
-      const bool own_edges = !(r == 0 && c.by_region && c.kind == command_kind::pipeline_barrier);
+      // BY_REGION only means something inside a render pass: outside, the
+      // barrier is an ordinary one.
+      const bool own_edges = !(r == 0 && c.by_region && c.kind == command_kind::pipeline_barrier && l.rp != none);
       // A-side
       if (own_edges && (c.kind == command_kind::pipeline_barrier || c.kind == command_kind::set_event ||
                         c.kind == command_kind::reset_event)) {
