@@ -631,6 +631,31 @@ draw g name=r read=VERTEX_SHADER:SHADER_READ:att
 end_render_pass g
 )");
   CHECK(v.kinds() == std::vector<hazard_kind>{hazard_kind::read_after_write_race});
+
+  // A fragment shader's storage-buffer write is not framebuffer-local:
+  // another fragment (region) may read it, so the by-region barrier does
+  // not order the later read.
+  checked storage(R"(
+queue g
+begin_render_pass g subpasses=1 dep=0:0:FRAGMENT_SHADER:FRAGMENT_SHADER:0:0:by_region
+draw g name=w write=FRAGMENT_SHADER:SHADER_WRITE:ssbo[0:64]
+barrier g src=FRAGMENT_SHADER dst=FRAGMENT_SHADER by_region buffer=SHADER_WRITE:SHADER_READ:ssbo[0:64]
+draw g name=r read=FRAGMENT_SHADER:SHADER_READ:ssbo[0:64]
+end_render_pass g
+)");
+  INFO(storage.report());
+  CHECK(storage.kinds() ==
+        std::vector<hazard_kind>{hazard_kind::write_invalidate_race, hazard_kind::read_after_write_race});
+  // Without BY_REGION the same barrier orders it.
+  checked whole(R"(
+queue g
+begin_render_pass g subpasses=1 dep=0:0:FRAGMENT_SHADER:FRAGMENT_SHADER:0:0
+draw g name=w write=FRAGMENT_SHADER:SHADER_WRITE:ssbo[0:64]
+barrier g src=FRAGMENT_SHADER dst=FRAGMENT_SHADER buffer=SHADER_WRITE:SHADER_READ:ssbo[0:64]
+draw g name=r read=FRAGMENT_SHADER:SHADER_READ:ssbo[0:64]
+end_render_pass g
+)");
+  CHECK(whole.hazards.empty());
 }
 
 TEST_CASE("check: semaphores order queues and carry memory", "[check][semaphore]") {

@@ -79,7 +79,9 @@
 //     dependency adds none. Outside a render pass BY_REGION changes nothing
 //     (Vulkan: it affects only framebuffer-space stages of a render pass).
 //     A pair of accesses uses `<_region` when both are framebuffer-local in
-//     the same render pass instance (an action at a framebuffer-space stage,
+//     the same render pass instance (an attachment access at a
+//     framebuffer-space stage: framebuffer_local; a fragment shader's
+//     storage access is not, since another region may touch it;
 //     or the invalidate of a by-region barrier/dependency); `<` otherwise.
 //   - Layout transitions write the image between the barrier's flushes and
 //     invalidates: earlier writes need a flush (no invalidate), later
@@ -929,7 +931,7 @@ inline void checker::record_action(const command& c, std::uint32_t id) {
     rec.st = a.stage;
     rec.acc = a.access;
     rec.mem = a.mem;
-    rec.fb_rp = contains(framebuffer_stages, a.stage) ? ci.rp_instance : none;
+    rec.fb_rp = framebuffer_local(a) ? ci.rp_instance : none;
     add_record(rec);
   }
 }
@@ -1405,7 +1407,7 @@ inline bool checker::visible(const record& w, std::size_t r, std::uint32_t targe
 }
 
 inline void checker::check_access(std::uint32_t c, const memory_access& x, std::uint32_t rp) {
-  const std::uint32_t x_fb = contains(framebuffer_stages, x.stage) ? rp : none;
+  const std::uint32_t x_fb = framebuffer_local(x) ? rp : none;
   std::array<view, 2> views{action_view(0, c, x.stage), action_view(1, c, x.stage)};
   for_overlapping(x.mem, [&](const record& p) {
     if (p.command == c) return;

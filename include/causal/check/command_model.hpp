@@ -341,6 +341,17 @@ struct memory_access {
   [[nodiscard]] bool write() const noexcept { return is_write(access); }
 };
 
+/// Attachment accesses (input, color, depth/stencil): what a
+/// framebuffer-local (BY_REGION) dependency orders, pixel by pixel.
+inline constexpr access_mask attachment_access = (1u << 4) | (1u << 7) | (1u << 8) | (1u << 9) | (1u << 10);
+
+/// True when a framebuffer-local dependency can order `a`: an attachment
+/// access at a framebuffer-space stage. A fragment shader's storage
+/// buffer or image access is not: another fragment (region) may touch it.
+[[nodiscard]] constexpr bool framebuffer_local(const memory_access& a) noexcept {
+  return contains(framebuffer_stages, a.stage) && (bit(a.access) & attachment_access) != 0;
+}
+
 /// A global, buffer or image memory barrier. `transition` marks an image
 /// layout transition (oldLayout != newLayout).
 struct memory_barrier {

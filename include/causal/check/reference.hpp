@@ -450,7 +450,7 @@ class reference_graph {
     for (std::uint32_t i = 0; i < cs.size(); ++i) {
       if (cs[i].kind != command_kind::action) continue;
       for (const memory_access& a : cs[i].accesses) {
-        const std::uint32_t fb = contains(framebuffer_stages, a.stage) ? lay_[i].rp : none;
+        const std::uint32_t fb = framebuffer_local(a) ? lay_[i].rp : none;
         accs.push_back({i, lay_[i].base + static_cast<std::uint32_t>(a.stage), cmd_order_[i], a, fb});
       }
       // inside one command
