@@ -335,6 +335,15 @@ TEST_CASE("check: vector-clock order equals the brute-force closure on random st
     warnings_seen += warned.size();
     INFO("case " << n << ": warnings differ\n" << to_text(s));
     REQUIRE(warned == ref.warnings());
+    // The default checker skips the stricter rule's scans (no GLOBAL
+    // invalidate is scanned at all): its hazards must be the same.
+    checker plain;
+    for (const command& c : s.commands) REQUIRE(plain.append(c).ok());
+    std::vector<hazard> plain_got = plain.hazards();
+    std::sort(plain_got.begin(), plain_got.end());
+    INFO("case " << n << ": the default checker's hazards differ\n" << to_text(s));
+    REQUIRE(plain_got == ref.hazards());
+    CHECK(plain.warnings().empty());
   }
   // The generator must exercise both verdicts and find hazards.
   CHECK(positive > compared / 20);

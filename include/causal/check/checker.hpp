@@ -43,9 +43,10 @@
 // the number of frames (exactness needs that state: those passes' stages
 // are reachable through their dependencies but through no queue-wide
 // barrier). Hazards are checked per resource against earlier accesses of
-// that resource, so a resource touched k times costs O(k^2) checks; a
-// GLOBAL invalidate (every semaphore wait) is checked against every earlier
-// write.
+// that resource, so a resource touched k times costs O(k^2) checks. A
+// GLOBAL invalidate (every semaphore wait, every global barrier) is checked
+// against every earlier write only for the dirty-invalidate warning
+// (checker_options::warnings); by default it costs nothing.
 //
 // Stage masks: every execution edge uses a mask's execution scope (a
 // source mask plus its logically earlier stages, a destination mask plus
@@ -1463,6 +1464,11 @@ inline void checker::check_access(std::uint32_t c, const memory_access& x, std::
 }
 
 inline void checker::check_invalidate(const record& inv) {
+  // Without warnings only the write/invalidate race rule reports here, and
+  // GLOBAL invalidates take no part in it: nothing to scan (a GLOBAL
+  // invalidate, in every semaphore wait and global barrier, would
+  // otherwise scan every earlier write).
+  if (!options_.warnings && inv.mem.is_global()) return;
   for_overlapping(inv.mem, [&](const record& p) {
     if (p.t != record::type::write && p.t != record::type::transition) return;
     const memory_range ov = overlap(p.mem, inv.mem);
@@ -1490,6 +1496,9 @@ inline void checker::check_invalidate(const record& inv) {
       }
       return;
     }
+    // The dirty-invalidate rule is a warning (is_warning): checked only
+    // when asked for.
+    if (!options_.warnings) return;
     // needs a flush F with w < F < inv (F of the same owner counts)
     bool found = false;
     auto try_list = [&](const std::vector<record>& list) {
