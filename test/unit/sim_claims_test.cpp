@@ -12,6 +12,7 @@
 #include <causal/sim/simulator.hpp>
 
 #include "catch.hpp"
+#include "sim_checked.hpp"
 
 #include <filesystem>
 #include <set>
@@ -23,24 +24,8 @@ namespace sim = causal::sim;
 
 namespace {
 
-sim::scenario load(const std::string& text, const sim::load_options& options = {}) {
-  auto s = sim::load_scenario(text, options);
-  INFO((s.ok() ? std::string("ok") : s.error().to_string()));
-  REQUIRE(s.ok());
-  return *s;
-}
-
-sim::run_result run_checked(const sim::scenario& s, sim::model m,
-                            sim::scheduling how = sim::scheduling::in_order) {
-  sim::run_options options;
-  options.how = how;
-  sim::run_result r = sim::run(s, m, options);
-  INFO(std::string(sim::to_string(m)) << ", " << sim::to_string(how) << ": "
-                                      << (r.error ? *r.error : std::string("no error")));
-  REQUIRE_FALSE(r.error);
-  for (const std::string& v : r.violations) FAIL_CHECK(v);
-  return r;
-}
+using sim_test::load;
+using sim_test::run_checked;
 
 std::size_t op(const sim::scenario& s, const std::string& name) {
   const auto i = s.find_op(name);

@@ -25,6 +25,7 @@
 #include <causal/sim/simulator.hpp>
 
 #include "catch.hpp"
+#include "sim_checked.hpp"
 
 #include <cstdint>
 #include <map>
@@ -40,23 +41,8 @@ std::string doc(const std::string& devices, const std::string& ops) {
   return "{\"name\": \"t\", \"devices\": [" + devices + "], \"ops\": [" + ops + "]}";
 }
 
-sim::scenario load(const std::string& text) {
-  auto s = sim::load_scenario(text);
-  INFO((s.ok() ? std::string("ok") : s.error().to_string()));
-  REQUIRE(s.ok());
-  return *s;
-}
-
-sim::run_result run_checked(const sim::scenario& s, sim::model m, sim::scheduling how) {
-  sim::run_options options;
-  options.how = how;
-  sim::run_result r = sim::run(s, m, options);
-  INFO(std::string(sim::to_string(m)) << ", " << sim::to_string(how) << ": "
-                                      << (r.error ? *r.error : std::string("no error")));
-  REQUIRE_FALSE(r.error);
-  for (const std::string& v : r.violations) FAIL_CHECK(v);
-  return r;
-}
+using sim_test::load;
+using sim_test::run_checked;
 
 }  // namespace
 
