@@ -42,11 +42,19 @@
 // a render pass per frame makes clocks, and the cost per command, grow with
 // the number of frames (exactness needs that state: those passes' stages
 // are reachable through their dependencies but through no queue-wide
-// barrier). Hazards are checked per resource against earlier accesses of
-// that resource, so a resource touched k times costs O(k^2) checks. A
-// GLOBAL invalidate (every semaphore wait, every global barrier) is checked
-// against every earlier write only for the dirty-invalidate warning
-// (checker_options::warnings); by default it costs nothing.
+// barrier). Hazards are checked per resource against the records that can
+// still race: a write retires the earlier accesses, transitions and
+// invalidates it covers, follows and has nothing to report against
+// (retire(); a read retires earlier reads it covers and follows), and
+// flushes and invalidates go once no live write is older than them. So a
+// resource kept synchronised costs O(1) records and checks per access, and
+// records are bounded by the live state; a resource touched k times with
+// nothing ordering the touches still costs O(k^2) (each pair is a hazard).
+// Visibility is searched in record order from the write and stops at the
+// first flush/invalidate pair that works. A GLOBAL invalidate (every
+// semaphore wait, every global barrier) is checked against every earlier
+// write only for the dirty-invalidate warning (checker_options::warnings);
+// by default it costs nothing.
 //
 // Stage masks: every execution edge uses a mask's execution scope (a
 // source mask plus its logically earlier stages, a destination mask plus
@@ -99,12 +107,22 @@
 //   - Event races use "op(a) < op(b)", op being a set/reset's SRC node and a
 //     wait's SRC node, on four pairs: set/set, set/wait, set/reset and
 //     reset/wait.
+//   - Retirement: a record p is retired by the first later command with a
+//     write or transition w covering p's range, compared with p in `<` (not
+//     `<_region`), with no hazard against p (a read p also by a covering
+//     read it precedes); p is not compared with commands after w. Any
+//     later x racing p races w, and x ordered after w with visibility sees
+//     p's data too, so only the pair named changes; the one verdict it
+//     drops is for x framebuffer-local with w in `<_region` only, where x
+//     follows p in every region (docs/hazard_checker.md).
 //
 // Thread safety: one checker per thread; const members may be called
 //                concurrently.
 // Memory order:  not applicable.
 // Blocking/allocation: never blocks; allocates (clocks, records, report).
-// Size:          O(commands + sync commands x stages x clock size).
+// Size:          O(commands + sync commands x stages x clock size) for the
+//                clocks (happens_before answers for every command); memory
+//                records O(live accesses) (live_records()).
 // Configuration: checker_options (deduplicate alike hazards, cap how many
 //                are kept; by default every hazard is kept).
 // See also:      <causal/check/reference.hpp>, <causal/check/stream_text.hpp>,
@@ -344,6 +362,14 @@ class checker {
   [[nodiscard]] std::uint32_t queue_of(std::uint32_t c) const noexcept { return cmds_[c].queue; }
   /// The largest clock (entries) built so far: a cost indicator.
   [[nodiscard]] std::size_t max_clock_entries() const noexcept { return max_clock_; }
+  /// Memory records (accesses, flushes, transitions, invalidates) still
+  /// kept for later checks: bounded by the live state, not the stream's
+  /// length, when every resource is synchronised (see retire()).
+  [[nodiscard]] std::size_t live_records() const noexcept {
+    std::size_t n = global_records_.size();
+    for (const auto& [res, list] : by_resource_) n += list.size();
+    return n;
+  }
 
  private:
   using vclock = detail::vclock;
@@ -425,6 +451,7 @@ class checker {
     memory_range mem{};
     std::uint32_t owner = none;
     std::uint32_t fb_rp = none;
+    bool retired = false;  // an invalidate kept for visibility, out of race checks (retire())
   };
 
   // A view: the predecessor set of one node, as clocks plus "self" facts.
@@ -521,14 +548,19 @@ class checker {
     return any_entry(v, ow.target, [&](const detail::clock_entry& e) { return (e.spsrc & ow.dst_set) != 0; });
   }
 
-  view action_view(std::size_t r, std::uint32_t c, stage y) const {
+  // `bottom` holds the union when y is BOTTOM_OF_PIPE (only queries ask
+  // about it: no access happens there).
+  view action_view(std::size_t r, std::uint32_t c, stage y, vclock* bottom = nullptr) const {
     const cmd_info& ci = cmds_[c];
     view v;
     v.r = r;
     const auto ys = static_cast<std::size_t>(y);
     if (y == stage::bottom_of_pipe) {
       // (c, BOTTOM) follows every (c, X): its predecessors are the union.
-      v.add(&union_in(r, ci));
+      if (bottom != nullptr) {
+        *bottom = union_in(r, ci);
+        v.add(bottom);
+      }
       return v;
     }
     v.add(&clock_at(r, rs_[r].snaps[ci.snap_q[r]].c[ys]));
@@ -540,16 +572,14 @@ class checker {
     return v;
   }
 
-  const vclock& union_in(std::size_t r, const cmd_info& ci) const {
-    const std::uint64_t key = (static_cast<std::uint64_t>(ci.snap_q[r]) << 32) | ci.snap_s[r];
-    auto& cache = union_cache_[r];
-    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  // Built per query, not cached: const members may run concurrently.
+  vclock union_in(std::size_t r, const cmd_info& ci) const {
     vclock u;
     for (std::size_t s = 0; s < stage_count; ++s) {
       u.join(clock_at(r, rs_[r].snaps[ci.snap_q[r]].c[s]));
       if (ci.snap_s[r] != none) u.join(clock_at(r, rs_[r].snaps[ci.snap_s[r]].c[s]));
     }
-    return cache.emplace(key, std::move(u)).first->second;
+    return u;
   }
 
   view owner_view(std::size_t r, std::uint32_t o) const {
@@ -586,9 +616,18 @@ class checker {
   void check_invalidate(const record& inv);
   void check_transition(const record& t);
   void check_events(std::uint32_t c, const command& cmd);
+  void retire();
+  // Marks `p` for retirement at the end of this command: the later access
+  // or transition `by` (range `by_mem`, framebuffer-local in `by_fb`) was
+  // found ordered after it with nothing to report (`clean`).
+  void note_retirer(const record& p, const memory_range& by_mem, std::uint32_t by_fb, bool clean) {
+    if (!clean || !is_subset(p.mem, by_mem) || pick(p.fb_rp, by_fb) != 0) return;
+    if (p.t == record::type::flush || (p.t == record::type::invalidate && p.retired)) return;
+    retiring_.emplace_back(p.mem.resource, p.seq);
+  }
   bool visible(const record& w, std::size_t r, std::uint32_t target_owner_or_none, const view& target_view,
                std::uint32_t target_cmd, stage target_stage, access_type target_acc,
-               bool need_invalidate, const memory_range& ov) const;
+               bool need_invalidate, const memory_range& ov);
   bool writer_before_owner(const record& w, std::size_t r, std::uint32_t o) const;
   static std::size_t pick(std::uint32_t a_rp, std::uint32_t b_rp) {
     return (a_rp != none && a_rp == b_rp) ? 1 : 0;
@@ -599,6 +638,28 @@ class checker {
     } else {
       by_resource_[rec.mem.resource].push_back(rec);
     }
+  }
+  // Calls f on every global and per-`resource` record after `seq`, in
+  // record order, until f returns true; returns whether it did.
+  template <class F>
+  bool walk_after(std::uint32_t seq, std::uint32_t resource, F&& f) const {
+    auto after = [seq](const std::vector<record>& list) {
+      return std::upper_bound(list.begin(), list.end(), seq,
+                              [](std::uint32_t s, const record& x) { return s < x.seq; });
+    };
+    auto g = after(global_records_);
+    const auto g_end = global_records_.end();
+    std::vector<record>::const_iterator l{}, l_end{};
+    if (const auto it = by_resource_.find(resource); it != by_resource_.end()) {
+      l = after(it->second);
+      l_end = it->second.end();
+    }
+    while (g != g_end || l != l_end) {
+      const bool take_global = l == l_end || (g != g_end && g->seq < l->seq);
+      const record& x = take_global ? *g++ : *l++;
+      if (f(x)) return true;
+    }
+    return false;
   }
   template <class F>
   void for_overlapping(const memory_range& m, F&& f) const {
@@ -657,7 +718,6 @@ class checker {
   std::vector<cmd_info> cmds_;
   std::vector<queue_state> q_;
   std::array<relation_state, 2> rs_{};
-  mutable std::array<std::map<std::uint64_t, vclock>, 2> union_cache_{};
   std::vector<owner> owners_;
   std::vector<dep_info> deps_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> chain_scope_;   // (queue, event)
@@ -672,6 +732,9 @@ class checker {
   std::map<std::pair<std::uint32_t, std::uint32_t>, event_signal> event_signal_;  // (queue, event)
   std::map<std::uint32_t, std::vector<record>> by_resource_;
   std::vector<record> global_records_;
+  std::size_t global_kept_ = 0;  // global_records_.size() after its last pruning
+  std::vector<std::uint32_t> visible_scratch_;  // visible(): owners of matching flushes
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> retiring_;  // (resource, seq), this command
   std::vector<hazard> hazards_;
   std::uint32_t next_scope_ = 1;
   std::uint32_t seq_ = 0;
@@ -858,6 +921,7 @@ inline status checker::append(const command& c) {
     case command_kind::submit: break;
     default: record_sync(c, id); break;
   }
+  retire();
   return {};
 }
 
@@ -1327,8 +1391,9 @@ inline bool checker::happens_before(point a, point b, relation rel) const {
   if (a.command > b.command) return false;  // every edge goes forward in stream order
   view v;
   v.r = r;
+  vclock bottom;
   if (b.where == point::part::stage) {
-    v = action_view(r, b.command, b.stage);
+    v = action_view(r, b.command, b.stage, &bottom);
   } else {
     v.add(&clock_at(r, cmds_[b.command].k[r]));
   }
@@ -1353,58 +1418,41 @@ inline bool checker::writer_before_owner(const record& w, std::size_t r, std::ui
 // (owner's own flushes count; no invalidate needed).
 inline bool checker::visible(const record& w, std::size_t r, std::uint32_t target_owner, const view& tv,
                              std::uint32_t target_cmd, stage target_stage, access_type target_acc,
-                             bool need_invalidate, const memory_range& ov) const {
+                             bool need_invalidate, const memory_range& ov) {
   (void)target_cmd;
-  // Candidate invalidates: I < target, matching, covering.
-  std::vector<std::uint32_t> inv_owners;
-  bool transition_writer = w.t == record::type::transition;
-  auto scan = [&](const std::vector<record>& list, auto&& f) {
-    for (const record& x : list) {
-      if (x.seq > w.seq) f(x);
+  // Walks the flushes and invalidates after w in stream order and stops at
+  // the first pair that works: a flush precedes its own barrier's
+  // invalidates and every later owner's in record order, so the matching
+  // flushes seen so far are the only ones an invalidate can pair with.
+  std::vector<std::uint32_t>& flushed = visible_scratch_;
+  flushed.clear();
+  const bool transition_writer = w.t == record::type::transition;
+  return walk_after(w.seq, ov.resource, [&](const record& x) {
+    if (x.t == record::type::flush) {
+      if (transition_writer || !contains(x.stages, w.st) || (x.accs & bit(w.acc)) == 0) return false;
+      if (!is_subset(ov, x.mem) || !writer_before_owner(w, r, x.owner)) return false;
+      if (!need_invalidate) {
+        // target is a transition of target_owner: F < T.
+        return x.owner == target_owner || owner_member(x.owner, owner_view(r, target_owner));
+      }
+      flushed.push_back(x.owner);
+      return false;
     }
-  };
-  auto lists = [&](auto&& f) {
-    scan(global_records_, f);
-    if (auto it = by_resource_.find(ov.resource); it != by_resource_.end()) scan(it->second, f);
-  };
-  if (need_invalidate) {
-    lists([&](const record& x) {
-      if (x.t != record::type::invalidate) return;
-      if (!contains(x.stages, target_stage) || (x.accs & bit(target_acc)) == 0) return;
-      if (!is_subset(ov, x.mem)) return;
-      if (!owner_member(x.owner, tv)) return;
-      inv_owners.push_back(x.owner);
-    });
-    if (inv_owners.empty()) return false;
-  }
-  if (transition_writer) {
-    // The transition's writes are flushed by the transition itself; any
-    // invalidate after it (same barrier: always) makes them visible.
-    for (std::uint32_t io : inv_owners) {
-      if (owners_[io].command == owners_[w.owner].command && !owners_[io].is_dep) return true;
-      if (owner_member(w.owner, owner_view(r, io))) return true;
+    if (x.t != record::type::invalidate || !need_invalidate) return false;
+    if (!contains(x.stages, target_stage) || (x.accs & bit(target_acc)) == 0) return false;
+    if (!is_subset(ov, x.mem) || !owner_member(x.owner, tv)) return false;
+    if (transition_writer) {
+      // The transition's writes are flushed by the transition itself; any
+      // invalidate after it (same barrier: always) makes them visible.
+      if (owners_[x.owner].command == owners_[w.owner].command && !owners_[x.owner].is_dep) return true;
+      return owner_member(w.owner, owner_view(r, x.owner));
+    }
+    const view iv = owner_view(r, x.owner);
+    for (std::uint32_t fo : flushed) {
+      if (fo == x.owner || owner_member(fo, iv)) return true;
     }
     return false;
-  }
-  bool found = false;
-  lists([&](const record& x) {
-    if (found || x.t != record::type::flush) return;
-    if (!contains(x.stages, w.st) || (x.accs & bit(w.acc)) == 0) return;
-    if (!is_subset(ov, x.mem)) return;
-    if (!writer_before_owner(w, r, x.owner)) return;
-    if (!need_invalidate) {
-      // target is a transition of target_owner: F < T.
-      if (x.owner == target_owner || owner_member(x.owner, owner_view(r, target_owner))) found = true;
-      return;
-    }
-    for (std::uint32_t io : inv_owners) {
-      if (io == x.owner || owner_member(x.owner, owner_view(r, io))) {
-        found = true;
-        return;
-      }
-    }
   });
-  return found;
 }
 
 inline void checker::check_access(std::uint32_t c, const memory_access& x, std::uint32_t rp) {
@@ -1436,26 +1484,38 @@ inline void checker::check_access(std::uint32_t c, const memory_access& x, std::
         } else if (!visible(p, rr, none, vv, c, x.stage, x.access, true, ov)) {
           h.kind = x.write() ? hazard_kind::write_without_visibility : hazard_kind::read_without_visibility;
           report(h);
+        } else if (x.write()) {
+          note_retirer(p, x.mem, x_fb, true);
         }
         break;
       }
       case record::type::read:
-        if (x.write() && !act_member(p.command, p.st, v)) {
-          h.kind = hazard_kind::write_after_read_race;
-          h.first_stages = static_cast<stage_set>(1u << static_cast<unsigned>(p.st));
-          h.first_access = bit(p.acc);
-          report(h);
+        if (x.write()) {
+          const bool ordered = act_member(p.command, p.st, v);
+          if (!ordered) {
+            h.kind = hazard_kind::write_after_read_race;
+            h.first_stages = static_cast<stage_set>(1u << static_cast<unsigned>(p.st));
+            h.first_access = bit(p.acc);
+            report(h);
+          }
+          note_retirer(p, x.mem, x_fb, ordered);
+        } else if (is_subset(p.mem, x.mem) && pick(p.fb_rp, x_fb) == 0) {
+          // A read ordered before a later covering read: any write that
+          // follows the later one follows it too.
+          note_retirer(p, x.mem, x_fb, act_member(p.command, p.st, views[0]));
         }
         break;
       case record::type::invalidate: {
-        if (!x.write()) break;
+        if (!x.write() || p.retired) break;
         const std::size_t ri = pick(p.fb_rp, x_fb);
-        if (!owner_member(p.owner, views[ri])) {
+        const bool ordered = owner_member(p.owner, views[ri]);
+        if (!ordered) {
           h.kind = hazard_kind::write_invalidate_race;
           h.first_stages = p.stages;
           h.first_access = p.accs;
           report(h);
         }
+        note_retirer(p, x.mem, x_fb, ordered);
         break;
       }
       case record::type::flush: break;
@@ -1528,6 +1588,7 @@ inline void checker::check_transition(const record& t) {
     h.first = p.command;
     h.second = t.command;
     h.range = ov;
+    // Transitions are never framebuffer-local (none inside a render pass).
     switch (p.t) {
       case record::type::write: {
         h.first_stages = static_cast<stage_set>(1u << static_cast<unsigned>(p.st));
@@ -1538,34 +1599,102 @@ inline void checker::check_transition(const record& t) {
         } else if (!visible(p, 0, t.owner, tv, t.command, stage::top_of_pipe, access_type::shader_read, false, ov)) {
           h.kind = hazard_kind::write_without_visibility;
           report(h);
+        } else {
+          note_retirer(p, t.mem, none, true);
         }
         break;
       }
-      case record::type::transition:
-        if (p.owner == t.owner || !owner_member(p.owner, tv)) {
+      case record::type::transition: {
+        const bool ordered = p.owner != t.owner && owner_member(p.owner, tv);
+        if (!ordered) {
           h.kind = hazard_kind::write_after_write_race;
           report(h);
         }
+        note_retirer(p, t.mem, none, ordered);
         break;
-      case record::type::read:
-        if (!act_member(p.command, p.st, tv)) {
+      }
+      case record::type::read: {
+        const bool ordered = act_member(p.command, p.st, tv);
+        if (!ordered) {
           h.kind = hazard_kind::write_after_read_race;
           h.first_stages = static_cast<stage_set>(1u << static_cast<unsigned>(p.st));
           h.first_access = bit(p.acc);
           report(h);
         }
+        note_retirer(p, t.mem, none, ordered);
         break;
-      case record::type::invalidate:
-        if (!owner_member(p.owner, tv)) {
+      }
+      case record::type::invalidate: {
+        if (p.retired) break;
+        const bool ordered = owner_member(p.owner, tv);
+        if (!ordered) {
           h.kind = hazard_kind::write_invalidate_race;
           h.first_stages = p.stages;
           h.first_access = p.accs;
           report(h);
         }
+        note_retirer(p, t.mem, none, ordered);
         break;
+      }
       case record::type::flush: break;
     }
   });
+}
+
+// Applies the retirements this command found (note_retirer). A retired
+// read, write or transition leaves its resource's list; a retired
+// invalidate stays out of race checks but is kept, like every flush, while
+// a live write older than it may still need it to become visible. Flushes
+// and invalidates older than every live write of their resource go.
+inline void checker::retire() {
+  if (retiring_.empty()) return;
+  std::sort(retiring_.begin(), retiring_.end());
+  for (std::size_t i = 0; i < retiring_.size();) {
+    const std::uint32_t res = retiring_[i].first;
+    std::size_t j = i;
+    while (j < retiring_.size() && retiring_[j].first == res) ++j;
+    const auto it = by_resource_.find(res);
+    if (it != by_resource_.end()) {
+      std::vector<record>& list = it->second;
+      auto marked = [&](std::uint32_t seq) {
+        return std::binary_search(retiring_.begin() + static_cast<std::ptrdiff_t>(i),
+                                  retiring_.begin() + static_cast<std::ptrdiff_t>(j), std::make_pair(res, seq));
+      };
+      std::uint32_t oldest_live_write = none;
+      for (record& r : list) {
+        if (!marked(r.seq)) {
+          if (r.t == record::type::write || r.t == record::type::transition) {
+            oldest_live_write = std::min(oldest_live_write, r.seq);
+          }
+          continue;
+        }
+        r.retired = true;
+      }
+      std::erase_if(list, [&](const record& r) {
+        if (r.t == record::type::flush) return r.seq < oldest_live_write;
+        if (r.t == record::type::invalidate) return r.retired && r.seq < oldest_live_write;
+        return r.retired;
+      });
+      if (list.empty()) by_resource_.erase(it);
+    }
+    i = j;
+  }
+  retiring_.clear();
+  // GLOBAL flushes and invalidates older than every live write are of no
+  // use any more; looked for once the list has doubled, so the scan of the
+  // live records is paid for by the records it may drop.
+  if (global_records_.size() >= 2 * global_kept_ + 64) {
+    std::uint32_t oldest_live_write = none;
+    for (const auto& [res, list] : by_resource_) {
+      for (const record& r : list) {
+        if (r.t == record::type::write || r.t == record::type::transition) {
+          oldest_live_write = std::min(oldest_live_write, r.seq);
+        }
+      }
+    }
+    std::erase_if(global_records_, [&](const record& r) { return r.seq < oldest_live_write; });
+    global_kept_ = global_records_.size();
+  }
 }
 
 inline void checker::check_events(std::uint32_t c, const command& cmd) {

@@ -468,12 +468,60 @@ class reference_graph {
       }
     }
     auto rel = [](std::uint32_t a, std::uint32_t b) { return (a != none && a == b) ? std::size_t{1} : std::size_t{0}; };
+    // Retirement (the checker's rule, <causal/check/checker.hpp>): an
+    // access, transition or buffer/image invalidate p is retired by the
+    // first later command holding a write or transition w that covers p's
+    // range, is compared with p in `<` (not `<_region`), and has nothing to
+    // report against p (a read is also retired by a covering later read it
+    // precedes). Pairs of p with anything in a command after w are not
+    // checked: their verdicts follow from w's.
+    std::vector<std::uint32_t> acc_retired(accs.size(), none), item_retired(items_.size(), none);
+    auto retire_at = [](std::uint32_t& slot, std::uint32_t command) { slot = std::min(slot, command); };
+    for (std::size_t i = 0; i < accs.size(); ++i) {
+      const acc_ref& p = accs[i];
+      for (const acc_ref& w : accs) {
+        if (w.command <= p.command || !is_subset(p.a.mem, w.a.mem) || rel(p.fb, w.fb) != 0) continue;
+        if (!before(0, p.node, w.node)) continue;
+        if (!w.a.write()) {
+          if (!p.a.write()) retire_at(acc_retired[i], w.command);
+          continue;
+        }
+        if (!p.a.write() || flushed_and_invalidated(0, p.node, p.a.stage, p.a.access, w.node, w.a.stage, w.a.access, p.a.mem)) {
+          retire_at(acc_retired[i], w.command);
+        }
+      }
+      for (const item& t : items_) {
+        if (t.t != item::type::transition || t.command <= p.command || !is_subset(p.a.mem, t.mem)) continue;
+        if (!before(0, p.node, t.node)) continue;
+        if (!p.a.write() || flushed_before(0, p.node, p.a.stage, p.a.access, t.node, p.a.mem)) {
+          retire_at(acc_retired[i], t.command);
+        }
+      }
+    }
+    for (std::size_t i = 0; i < items_.size(); ++i) {
+      const item& p = items_[i];
+      if (p.t == item::type::flush || p.mem.is_global()) continue;
+      for (const acc_ref& w : accs) {
+        if (!w.a.write() || w.command <= p.command || !is_subset(p.mem, w.a.mem) || rel(p.fb_rp, w.fb) != 0) continue;
+        if (!before(0, p.node, w.node)) continue;
+        if (p.t == item::type::invalidate ||
+            invalidated_after(0, p.node, w.node, w.a.stage, w.a.access, p.mem)) {
+          retire_at(item_retired[i], w.command);
+        }
+      }
+      for (const item& t : items_) {
+        if (t.t != item::type::transition || t.command <= p.command || !is_subset(p.mem, t.mem)) continue;
+        if (before(0, p.node, t.node)) retire_at(item_retired[i], t.command);
+      }
+    }
+    auto acc_live = [&](std::size_t i, std::uint32_t at) { return acc_retired[i] == none || at <= acc_retired[i]; };
+    auto item_live = [&](std::size_t i, std::uint32_t at) { return item_retired[i] == none || at <= item_retired[i]; };
     // access vs access
     for (std::size_t i = 0; i < accs.size(); ++i) {
       for (std::size_t j = 0; j < accs.size(); ++j) {
         const acc_ref& p = accs[i];
         const acc_ref& x = accs[j];
-        if (p.command >= x.command) continue;
+        if (p.command >= x.command || !acc_live(i, x.command)) continue;
         if (!p.a.write() && !x.a.write()) continue;
         if (!overlaps(p.a.mem, x.a.mem)) continue;
         const memory_range ov = overlap(p.a.mem, x.a.mem);
@@ -496,12 +544,15 @@ class reference_graph {
       }
     }
     // items against accesses and each other
-    for (const item& it : items_) {
+    for (std::size_t n = 0; n < items_.size(); ++n) {
+      const item& it = items_[n];
       if (it.t == item::type::flush) continue;
-      for (const acc_ref& p : accs) {
+      for (std::size_t i = 0; i < accs.size(); ++i) {
+        const acc_ref& p = accs[i];
         if (!overlaps(p.a.mem, it.mem)) continue;
         const memory_range ov = overlap(p.a.mem, it.mem);
         const bool p_first = p.command < it.command;
+        if (p_first ? !acc_live(i, it.command) : !item_live(n, p.command)) continue;
         if (it.t == item::type::transition) {
           if (p_first) {
             if (p.a.write()) {
@@ -544,8 +595,9 @@ class reference_graph {
         }
       }
       // transition vs earlier transition / invalidate, invalidate vs earlier transition
-      for (const item& o : items_) {
-        if (o.order >= it.order || o.t == item::type::flush) continue;
+      for (std::size_t m = 0; m < items_.size(); ++m) {
+        const item& o = items_[m];
+        if (o.order >= it.order || o.t == item::type::flush || !item_live(m, it.command)) continue;
         if (!overlaps(o.mem, it.mem)) continue;
         if (o.t == item::type::invalidate && it.t == item::type::invalidate) continue;
         if ((o.t == item::type::invalidate && o.mem.is_global()) ||
