@@ -242,6 +242,9 @@ int main(int argc, char** argv) {
       file = argv[i];
     }
   }
+  // The graph needs the clocks of every command; a plain check keeps only
+  // the live state (checker_options::history).
+  options.history = dot_path != nullptr;
   if (file != nullptr) {
     std::error_code ec;
     if (std::filesystem::is_directory(file, ec)) {

@@ -38,11 +38,15 @@
 // queues and events, plus every render-pass instance whose subpass nodes
 // are still reachable only through its dependencies. Without render passes
 // clocks stay small and the whole check is near-linear in the stream
-// (bench/check_bench.cpp: ~2e5 commands/s flat from 256 to 65536 commands);
-// a render pass per frame makes clocks, and the cost per command, grow with
-// the number of frames (exactness needs that state: those passes' stages
-// are reachable through their dependencies but through no queue-wide
-// barrier). Hazards are checked per resource against the records that can
+// (bench/check_bench.cpp, bench/RESULTS.md). With history, a render pass
+// per frame makes clocks, and the cost per command, grow with the number of
+// frames (exact answers about any two commands need that state: those
+// passes' stages are reachable through their dependencies but through no
+// queue-wide barrier). Without history a closed pass is forgotten once no
+// live record of it remains (its scopes leave the clocks later clocks are
+// built from), so clocks stay small when a frame's accesses are retired by
+// the next frame's; a pass holding a record that never retires (a read of
+// a buffer nothing writes again) is kept. Hazards are checked per resource against the records that can
 // still race: a write retires the earlier accesses, transitions and
 // invalidates it covers, follows and has nothing to report against
 // (retire(); a read retires earlier reads it covers and follows), and
@@ -120,11 +124,14 @@
 //                concurrently.
 // Memory order:  not applicable.
 // Blocking/allocation: never blocks; allocates (clocks, records, report).
-// Size:          O(commands + sync commands x stages x clock size) for the
-//                clocks (happens_before answers for every command); memory
-//                records O(live accesses) (live_records()).
+// Size:          with history, O(commands + sync commands x stages x clock
+//                size) for the clocks (happens_before answers for every
+//                command); without, ~100 bytes per command plus the live
+//                state. Memory records: O(live accesses) (live_records()).
 // Configuration: checker_options (deduplicate alike hazards, cap how many
-//                are kept; by default every hazard is kept).
+//                are kept; by default every hazard is kept; the stricter
+//                rules' warnings; history: keep the clocks happens_before
+//                needs, on by default, off for long streams).
 // See also:      <causal/check/reference.hpp>, <causal/check/stream_text.hpp>,
 //                <causal/check/dot.hpp>, docs/hazard_checker.md.
 #pragma once
@@ -287,6 +294,10 @@ class vclock {
   }
   [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
   [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
+  template <class Pred>
+  void erase_if(Pred&& dead) {
+    std::erase_if(entries_, [&](const clock_entry& e) { return dead(e.scope); });
+  }
 
  private:
   std::vector<clock_entry> entries_;
@@ -313,6 +324,15 @@ struct checker_options {
   /// Also check the rules stricter than Vulkan's (is_warning) and report
   /// what they find in warnings(), apart from the hazards.
   bool warnings = false;
+  /// Keep what happens_before needs to answer about any two commands: the
+  /// clocks of every command, and every render pass's scopes in later
+  /// clocks. Off, the checker keeps only what checking later commands
+  /// needs: no per-command clocks, and a closed render pass whose records
+  /// are all retired is forgotten by later clocks, so memory follows the
+  /// live state (plus a fixed ~100 bytes per command) and a render pass
+  /// per frame no longer makes clocks grow with the frame count;
+  /// happens_before and valid then answer false. Hazards are the same.
+  bool history = true;
 };
 
 /// Records a stream command by command (`append`) and answers order
@@ -334,7 +354,8 @@ class checker {
     return {};
   }
 
-  /// Does `a` happen before `b` in `rel`? False for invalid points.
+  /// Does `a` happen before `b` in `rel`? False for invalid points, and
+  /// for every point without checker_options::history.
   [[nodiscard]] bool happens_before(point a, point b, relation rel = relation::strict) const;
 
   /// Is `p` a node this checker can answer about?
@@ -362,6 +383,9 @@ class checker {
   [[nodiscard]] std::uint32_t queue_of(std::uint32_t c) const noexcept { return cmds_[c].queue; }
   /// The largest clock (entries) built so far: a cost indicator.
   [[nodiscard]] std::size_t max_clock_entries() const noexcept { return max_clock_; }
+  /// Without history: render pass instances forgotten so far (closed, and
+  /// no live record needs their scopes). A cost indicator.
+  [[nodiscard]] std::size_t forgotten_render_passes() const noexcept { return dead_count_; }
   /// Memory records (accesses, flushes, transitions, invalidates) still
   /// kept for later checks: bounded by the live state, not the stream's
   /// length, when every resource is synchronised (see retire()).
@@ -432,6 +456,17 @@ class checker {
     std::array<std::uint32_t, 2> k{none, none};
     std::uint32_t fb_rp = none;    // render pass instance when framebuffer-local
     bool by_region = false;        // deps: no edges at all in `<`
+    std::uint32_t rp = none;       // the render pass instance whose scopes answer for it
+    std::uint32_t live = 0;        // records naming it
+  };
+
+  // A render pass instance: its scopes (contiguous ids) and how many live
+  // records still need them (records of its commands, of its barriers and
+  // dependencies). Closed and unneeded, without history, it is forgotten.
+  struct rp_life {
+    std::uint32_t first_scope = 0, scope_count = 0;
+    std::uint32_t live = 0;
+    bool closed = false;
   };
 
   struct dep_info {
@@ -452,6 +487,7 @@ class checker {
     std::uint32_t owner = none;
     std::uint32_t fb_rp = none;
     bool retired = false;  // an invalidate kept for visibility, out of race checks (retire())
+    std::uint32_t rp = none;  // the render pass instance it pins (rp_life)
   };
 
   // A view: the predecessor set of one node, as clocks plus "self" facts.
@@ -476,6 +512,12 @@ class checker {
 
   std::uint32_t snapshot_of(std::size_t r, const std::array<vclock, stage_count>& in, std::uint32_t& cached) {
     if (cached != none) return cached;
+    if (!options_.history) {
+      // Only "has In changed since" is asked (record_action); the views
+      // of a command's own accesses read the queue's live clocks.
+      cached = next_unkept_snapshot_++;
+      return cached;
+    }
     snapshot s;
     for (std::size_t i = 0; i < stage_count; ++i) s.c[i] = intern(rs_[r], in[i]);
     rs_[r].snaps.push_back(s);
@@ -572,6 +614,25 @@ class checker {
     return v;
   }
 
+  // The view of (c, y) while c is being recorded: the snapshot, or without
+  // history the queue's live In clocks, which are the same until c's
+  // recording ends.
+  view own_view(std::size_t r, std::uint32_t c, stage y) const {
+    if (options_.history) return action_view(r, c, y);
+    const cmd_info& ci = cmds_[c];
+    const queue_state& q = q_[ci.queue];
+    const auto ys = static_cast<std::size_t>(y);
+    view v;
+    v.r = r;
+    v.add(&q.in[r][ys]);
+    v.add(&q.in[r][TOP]);
+    if (ci.in_rp) {
+      v.add(&q.in_s[r][ys]);
+      v.add(&q.in_s[r][TOP]);
+    }
+    return v;
+  }
+
   // Built per query, not cached: const members may run concurrently.
   vclock union_in(std::size_t r, const cmd_info& ci) const {
     vclock u;
@@ -615,7 +676,7 @@ class checker {
   void check_access(std::uint32_t c, const memory_access& x, std::uint32_t fb_rp);
   void check_invalidate(const record& inv);
   void check_transition(const record& t);
-  void check_events(std::uint32_t c, const command& cmd);
+  void check_events(std::uint32_t c, const command& cmd, const vclock& strict_k);
   void retire();
   // Marks `p` for retirement at the end of this command: the later access
   // or transition `by` (range `by_mem`, framebuffer-local in `by_fb`) was
@@ -632,11 +693,66 @@ class checker {
   static std::size_t pick(std::uint32_t a_rp, std::uint32_t b_rp) {
     return (a_rp != none && a_rp == b_rp) ? 1 : 0;
   }
-  void add_record(const record& rec) {
+  void add_record(record rec) {
+    if (rec.owner != none) {
+      const owner& ow = owners_[rec.owner];
+      rec.rp = ow.is_dep ? ow.rp : cmds_[ow.command].rp_instance;
+      ++owners_[rec.owner].live;
+    } else {
+      rec.rp = cmds_[rec.command].rp_instance;
+    }
+    if (rec.rp != none) ++rp_life_[rec.rp].live;
     if (rec.mem.is_global()) {
       global_records_.push_back(rec);
     } else {
       by_resource_[rec.mem.resource].push_back(rec);
+      ++resource_records_;
+    }
+  }
+  // A record leaves: what it pinned may be forgotten.
+  void drop_record(const record& rec) {
+    if (rec.owner != none) release_owner(rec.owner);
+    if (rec.rp != none) {
+      rp_life& life = rp_life_[rec.rp];
+      if (--life.live == 0 && life.closed) forget_render_pass(rec.rp);
+    }
+  }
+  // Without history an owner's clocks are freed once no record names it.
+  void release_owner(std::uint32_t o) {
+    owner& ow = owners_[o];
+    if (ow.live > 0) --ow.live;
+    if (ow.live != 0 || options_.history) return;
+    for (std::size_t r = 0; r < 2; ++r) rs_[r].pool[ow.k[r]] = vclock{};
+  }
+  void forget_render_pass(std::uint32_t instance) {
+    if (options_.history) return;
+    const rp_life& life = rp_life_[instance];
+    if (dead_.size() < next_scope_) dead_.resize(next_scope_, 0);
+    for (std::uint32_t sc = life.first_scope; sc < life.first_scope + life.scope_count; ++sc) dead_[sc] = 1;
+    ++dead_count_;
+  }
+  void drop_dead_scopes(vclock& k) const {
+    k.erase_if([&](std::uint32_t scope) { return scope < dead_.size() && dead_[scope] != 0; });
+  }
+  // Takes forgotten render passes out of every clock that later clocks
+  // are built from (the queues' In/out state, event chains); a clock built
+  // from a semaphore signal's is cleaned as it is built.
+  void purge_dead_scopes() {
+    if (dead_count_ == purged_dead_count_) return;
+    purged_dead_count_ = dead_count_;
+    for (queue_state& q : q_) {
+      for (std::size_t r = 0; r < 2; ++r) {
+        for (auto* arr : {&q.in[r], &q.out[r], &q.in_s[r], &q.out_s[r], &q.rp_begin_out[r]}) {
+          for (vclock& k : *arr) drop_dead_scopes(k);
+        }
+        for (auto& arr : q.sp_dst[r]) {
+          for (vclock& k : arr) drop_dead_scopes(k);
+        }
+        drop_dead_scopes(q.evk[r]);
+      }
+    }
+    for (auto& [scope, ks] : chain_k_) {
+      for (vclock& k : ks) drop_dead_scopes(k);
     }
   }
   // Calls f on every global and per-`resource` record after `seq`, in
@@ -733,10 +849,15 @@ class checker {
   std::map<std::uint32_t, std::vector<record>> by_resource_;
   std::vector<record> global_records_;
   std::size_t global_kept_ = 0;  // global_records_.size() after its last pruning
+  std::size_t resource_records_ = 0;  // records in by_resource_
   std::vector<std::uint32_t> visible_scratch_;  // visible(): owners of matching flushes
   std::vector<std::pair<std::uint32_t, std::uint32_t>> retiring_;  // (resource, seq), this command
   std::vector<hazard> hazards_;
   std::uint32_t next_scope_ = 1;
+  std::uint32_t next_unkept_snapshot_ = 0;  // without history: change markers, not snapshots
+  std::vector<rp_life> rp_life_;
+  std::vector<char> dead_;  // by scope: a forgotten render pass's (no history)
+  std::size_t dead_count_ = 0, purged_dead_count_ = 0;
   std::uint32_t seq_ = 0;
   std::uint32_t rp_instances_ = 0;
   std::size_t max_clock_ = 0;
@@ -903,6 +1024,7 @@ inline status checker::append(const command& c) {
     q_.push_back(std::move(q));
   }
   const auto id = static_cast<std::uint32_t>(cmds_.size());
+  const auto first_new_owner = static_cast<std::uint32_t>(owners_.size());
   cmd_info ci;
   ci.kind = c.kind;
   ci.queue = c.queue;
@@ -922,6 +1044,10 @@ inline status checker::append(const command& c) {
     default: record_sync(c, id); break;
   }
   retire();
+  // Owners with no record (execution-only barriers) are needed by nothing.
+  for (auto o = first_new_owner; o < owners_.size(); ++o) {
+    if (owners_[o].live == 0) release_owner(o);
+  }
   return {};
 }
 
@@ -1011,6 +1137,7 @@ inline std::uint32_t checker::make_owner(bool is_dep, std::uint32_t command, std
   o.target = target;
   o.dst_set = dst;
   o.fb_rp = fb_rp;
+  if (is_dep) o.rp = q_[cmds_[command].queue].rp_instance;
   for (std::size_t r = 0; r < 2; ++r) o.k[r] = intern(rs_[r], k[r]);
   owners_.push_back(o);
   return static_cast<std::uint32_t>(owners_.size() - 1);
@@ -1097,13 +1224,15 @@ inline void checker::record_sync(const command& c, std::uint32_t id) {
       }
       default: break;
     }
-    ci.k[r] = intern(rs_[r], K);
+    if (dead_count_ != 0) drop_dead_scopes(K);
+    max_clock_ = std::max(max_clock_, K.size());
+    if (options_.history) ci.k[r] = intern(rs_[r], K);
   }
   ci.idx = ++q.idx;
 
   for (std::size_t r = 0; r < 2; ++r) {
     const bool edges = !(r == 0 && ci.by_region);
-    const vclock& K = clock_at(r, ci.k[r]);
+    const vclock& K = k[r];
     // A-side: later sync commands consume (b, DST, X) for every X.
     auto feed_out = [&](std::array<vclock, stage_count>& out, std::uint32_t scope) {
       for (std::size_t x = 0; x < stage_count; ++x) {
@@ -1129,7 +1258,7 @@ inline void checker::record_sync(const command& c, std::uint32_t id) {
   if (chain != 0) {
     std::array<vclock, 2> ck;
     for (std::size_t r = 0; r < 2; ++r) {
-      ck[r] = clock_at(r, ci.k[r]);
+      ck[r] = k[r];
       detail::raise(ck[r].at(chain).every, ci.chain_pos);
     }
     chain_k_[chain] = std::move(ck);
@@ -1137,7 +1266,7 @@ inline void checker::record_sync(const command& c, std::uint32_t id) {
   if (c.kind == command_kind::signal_semaphore) {
     std::array<std::uint32_t, 2> ids{};
     for (std::size_t r = 0; r < 2; ++r) {
-      vclock s = clock_at(r, ci.k[r]);
+      vclock s = k[r];
       detail::raise(s.at(q.qall).every, ci.idx);
       ids[r] = intern(rs_[r], s);
     }
@@ -1145,14 +1274,13 @@ inline void checker::record_sync(const command& c, std::uint32_t id) {
   }
 
   // Memory: flushes, transitions, invalidates.
-  std::array<vclock, 2> kk{clock_at(0, ci.k[0]), clock_at(1, ci.k[1])};
   const std::uint32_t fb = (ci.by_region && inside) ? q.rp_instance : none;
   if (c.kind == command_kind::set_event || c.kind == command_kind::reset_event ||
       c.kind == command_kind::wait_events) {
-    check_events(id, c);
+    check_events(id, c, k[0]);
   }
   if (c.kind == command_kind::signal_semaphore) {
-    const std::uint32_t o = make_owner(false, id, 0, 0, kk, none);
+    const std::uint32_t o = make_owner(false, id, 0, 0, k, none);
     record f{record::type::flush};
     f.seq = seq_++;
     f.command = id;
@@ -1163,7 +1291,7 @@ inline void checker::record_sync(const command& c, std::uint32_t id) {
     return;
   }
   if (!has_dst) return;
-  const std::uint32_t o = make_owner(false, id, 0, dst, kk, fb);
+  const std::uint32_t o = make_owner(false, id, 0, dst, k, fb);
   std::vector<memory_barrier> mbs = c.barriers;
   if (c.kind == command_kind::wait_semaphore) mbs.assign(1, memory_barrier{0, all_access, global_memory, false});
   for (const memory_barrier& mb : mbs) {
@@ -1209,11 +1337,16 @@ inline void checker::begin_rp(const command& c, std::uint32_t id) {
   queue_state& q = q_[c.queue];
   q.in_rp = true;
   q.rp_begin = id;
+  purge_dead_scopes();
   q.rp_instance = rp_instances_++;
   q.subpass_count = c.subpass_count;
   q.sp_scopes.clear();
+  rp_life life;
+  life.first_scope = next_scope_;
   for (std::uint32_t i = 0; i < c.subpass_count; ++i) q.sp_scopes.push_back(new_scope());
   q.end_scope = new_scope();
+  life.scope_count = next_scope_ - life.first_scope;
+  rp_life_.push_back(life);
   for (std::size_t r = 0; r < 2; ++r) {
     q.rp_begin_out[r] = q.out[r];
     q.sp_dst[r].clear();
@@ -1357,12 +1490,15 @@ inline void checker::end_rp(queue_state& q) {
   }
   q.in_rp = false;
   for (std::size_t r = 0; r < 2; ++r) q.joined_s[r] = none;
+  rp_life& life = rp_life_[q.rp_instance];
+  life.closed = true;
+  if (life.live == 0) forget_render_pass(q.rp_instance);
 }
 
 //===-- queries -------------------------------------------------------------===//
 
 inline bool checker::valid(point p) const noexcept {
-  if (p.command >= cmds_.size()) return false;
+  if (!options_.history || p.command >= cmds_.size()) return false;
   const command_kind k = cmds_[p.command].kind;
   switch (p.where) {
     case point::part::stage:
@@ -1457,7 +1593,7 @@ inline bool checker::visible(const record& w, std::size_t r, std::uint32_t targe
 
 inline void checker::check_access(std::uint32_t c, const memory_access& x, std::uint32_t rp) {
   const std::uint32_t x_fb = framebuffer_local(x) ? rp : none;
-  std::array<view, 2> views{action_view(0, c, x.stage), action_view(1, c, x.stage)};
+  std::array<view, 2> views{own_view(0, c, x.stage), own_view(1, c, x.stage)};
   for_overlapping(x.mem, [&](const record& p) {
     if (p.command == c) return;
     const std::size_t r = pick(p.fb_rp, x_fb);
@@ -1671,9 +1807,14 @@ inline void checker::retire() {
         r.retired = true;
       }
       std::erase_if(list, [&](const record& r) {
-        if (r.t == record::type::flush) return r.seq < oldest_live_write;
-        if (r.t == record::type::invalidate) return r.retired && r.seq < oldest_live_write;
-        return r.retired;
+        bool gone = r.retired;
+        if (r.t == record::type::flush) gone = r.seq < oldest_live_write;
+        if (r.t == record::type::invalidate) gone = r.retired && r.seq < oldest_live_write;
+        if (gone) {
+          drop_record(r);
+          --resource_records_;
+        }
+        return gone;
       });
       if (list.empty()) by_resource_.erase(it);
     }
@@ -1681,9 +1822,10 @@ inline void checker::retire() {
   }
   retiring_.clear();
   // GLOBAL flushes and invalidates older than every live write are of no
-  // use any more; looked for once the list has doubled, so the scan of the
-  // live records is paid for by the records it may drop.
-  if (global_records_.size() >= 2 * global_kept_ + 64) {
+  // use any more; looked for once the list has doubled and grown by an
+  // eighth of the per-resource records, so the scan of those is paid for
+  // by the records it may drop.
+  if (global_records_.size() >= 2 * global_kept_ + 8 + resource_records_ / 8) {
     std::uint32_t oldest_live_write = none;
     for (const auto& [res, list] : by_resource_) {
       for (const record& r : list) {
@@ -1692,15 +1834,19 @@ inline void checker::retire() {
         }
       }
     }
-    std::erase_if(global_records_, [&](const record& r) { return r.seq < oldest_live_write; });
+    std::erase_if(global_records_, [&](const record& r) {
+      const bool gone = r.seq < oldest_live_write;
+      if (gone) drop_record(r);
+      return gone;
+    });
     global_kept_ = global_records_.size();
   }
 }
 
-inline void checker::check_events(std::uint32_t c, const command& cmd) {
+inline void checker::check_events(std::uint32_t c, const command& cmd, const vclock& strict_k) {
   view v;
   v.r = 0;
-  v.add(&clock_at(0, cmds_[c].k[0]));
+  v.add(&strict_k);
   for (std::uint32_t e : cmd.events) {
     auto& ops = event_ops_[e];
     for (std::uint32_t p : ops) {
