@@ -268,29 +268,47 @@ class vclock {
     return *entries_.insert(it, e);
   }
   void join(const vclock& o) {
-    if (o.entries_.empty()) return;
-    std::vector<clock_entry> out;
-    out.reserve(entries_.size() + o.entries_.size());
-    std::size_t i = 0, j = 0;
-    while (i < entries_.size() || j < o.entries_.size()) {
-      if (j == o.entries_.size() || (i < entries_.size() && entries_[i].scope < o.entries_[j].scope)) {
-        out.push_back(entries_[i++]);
-      } else if (i == entries_.size() || o.entries_[j].scope < entries_[i].scope) {
-        out.push_back(o.entries_[j++]);
-      } else {
-        clock_entry e = entries_[i++];
-        const clock_entry& f = o.entries_[j++];
-        e.every = std::max(e.every, f.every);
-        e.spsrc = static_cast<stage_set>(e.spsrc | f.spsrc);
-        for (std::size_t s = 0; s < stage_count; ++s) {
-          e.act[s] = std::max(e.act[s], f.act[s]);
-          e.sall[s] = std::max(e.sall[s], f.sall[s]);
-          e.sfwd[s] = std::max(e.sfwd[s], f.sfwd[s]);
-        }
-        out.push_back(e);
+    if (o.entries_.empty() || &o == this) return;
+    if (entries_.empty()) {
+      entries_ = o.entries_;  // reuses this clock's capacity
+      return;
+    }
+    // Merged in place from the back, no scratch vector: the clocks of one
+    // queue mostly share their scopes, so this rarely even grows.
+    std::size_t fresh = 0;
+    {
+      std::size_t i = 0;
+      for (const clock_entry& f : o.entries_) {
+        while (i < entries_.size() && entries_[i].scope < f.scope) ++i;
+        if (i == entries_.size() || entries_[i].scope != f.scope) ++fresh;
       }
     }
-    entries_ = std::move(out);
+    std::size_t i = entries_.size(), j = o.entries_.size();
+    entries_.resize(entries_.size() + fresh);
+    std::size_t k = entries_.size();
+    while (j > 0) {
+      const clock_entry& f = o.entries_[j - 1];
+      if (i > 0 && entries_[i - 1].scope > f.scope) {
+        entries_[--k] = entries_[--i];
+      } else if (i > 0 && entries_[i - 1].scope == f.scope) {
+        clock_entry& e = entries_[--k];
+        e = entries_[--i];
+        max_into(e, f);
+        --j;
+      } else {
+        entries_[--k] = f;
+        --j;
+      }
+    }
+  }
+  static void max_into(clock_entry& e, const clock_entry& f) noexcept {
+    e.every = std::max(e.every, f.every);
+    e.spsrc = static_cast<stage_set>(e.spsrc | f.spsrc);
+    for (std::size_t s = 0; s < stage_count; ++s) {
+      e.act[s] = std::max(e.act[s], f.act[s]);
+      e.sall[s] = std::max(e.sall[s], f.sall[s]);
+      e.sfwd[s] = std::max(e.sfwd[s], f.sfwd[s]);
+    }
   }
   [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
   [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
@@ -430,7 +448,36 @@ class checker {
     std::array<std::array<vclock, stage_count>, 2> rp_begin_out{};
     std::array<std::vector<std::array<vclock, stage_count>>, 2> sp_dst{};
     std::vector<std::uint32_t> deps;  // dependency ids of the open render pass
+    // Per relation, the stages of In (and of the subpass's In) changed
+    // since each consumer last took them in: out, out_s and evk join only
+    // those (their clocks only grow, so a join of an unchanged one adds
+    // nothing).
+    enum consumer : std::size_t { in_to_out, in_s_to_out, in_to_out_s, in_s_to_out_s, in_to_evk, in_s_to_evk };
+    std::array<std::array<stage_set, 6>, 2> unfed{};
+    void changed_in(std::size_t r, std::size_t x) {
+      const auto b = static_cast<stage_set>(1u << x);
+      for (std::size_t c : {in_to_out, in_to_out_s, in_to_evk}) unfed[r][c] = static_cast<stage_set>(unfed[r][c] | b);
+    }
+    void changed_in_s(std::size_t r, std::size_t x) {
+      const auto b = static_cast<stage_set>(1u << x);
+      for (std::size_t c : {in_s_to_out, in_s_to_out_s, in_s_to_evk}) unfed[r][c] = static_cast<stage_set>(unfed[r][c] | b);
+    }
   };
+
+  // out[Y] gains In[Y] u In[TOP] and out[BOTTOM] every In[Y], for the
+  // stages of `in` changed since `out` last took them (`unfed`, cleared).
+  static void feed_changed(std::array<vclock, stage_count>& out, const std::array<vclock, stage_count>& in,
+                           stage_set& unfed) {
+    if (unfed == 0) return;
+    for (std::size_t y = 0; y < stage_count; ++y) {
+      if ((unfed >> y & 1u) != 0) {
+        out[y].join(in[y]);
+        out[BOTTOM].join(in[y]);
+      }
+      if ((unfed >> TOP & 1u) != 0) out[y].join(in[TOP]);
+    }
+    unfed = 0;
+  }
 
   struct cmd_info {
     command_kind kind = command_kind::action;
@@ -1064,21 +1111,13 @@ inline void checker::record_action(const command& c, std::uint32_t id) {
     if (q.in_rp) ci.snap_s[r] = snapshot_of(r, q.in_s[r], q.in_s_snap[r]);
     // out[Y] gains pred((c, Y)) = In[Y] u In[TOP]; out[BOTTOM] gains all.
     const bool fresh_q = q.joined_q[r] != ci.snap_q[r] || q.joined_s[r] != ci.snap_s[r];
-    auto feed = [&](std::array<vclock, stage_count>& out) {
-      for (std::size_t y = 0; y < stage_count; ++y) {
-        out[y].join(q.in[r][y]);
-        out[y].join(q.in[r][TOP]);
-        out[BOTTOM].join(q.in[r][y]);
-        if (q.in_rp) {
-          out[y].join(q.in_s[r][y]);
-          out[y].join(q.in_s[r][TOP]);
-          out[BOTTOM].join(q.in_s[r][y]);
-        }
-      }
-    };
     if (fresh_q) {
-      feed(q.out[r]);
-      if (q.in_rp) feed(q.out_s[r]);
+      feed_changed(q.out[r], q.in[r], q.unfed[r][queue_state::in_to_out]);
+      if (q.in_rp) {
+        feed_changed(q.out[r], q.in_s[r], q.unfed[r][queue_state::in_s_to_out]);
+        feed_changed(q.out_s[r], q.in[r], q.unfed[r][queue_state::in_to_out_s]);
+        feed_changed(q.out_s[r], q.in_s[r], q.unfed[r][queue_state::in_s_to_out_s]);
+      }
       q.joined_q[r] = ci.snap_q[r];
       q.joined_s[r] = ci.snap_s[r];
     }
@@ -1180,10 +1219,14 @@ inline void checker::record_sync(const command& c, std::uint32_t id) {
     auto& in = q.in[r];
     // What flows into this command's SRC-stage nodes precedes a later
     // semaphore signal even when it reaches nothing else.
-    for (std::size_t x = 0; x < stage_count; ++x) {
-      q.evk[r].join(in[x]);
-      if (inside) q.evk[r].join(q.in_s[r][x]);
-    }
+    auto take = [&](const std::array<vclock, stage_count>& from, stage_set& unfed) {
+      for (std::size_t x = 0; x < stage_count; ++x) {
+        if ((unfed >> x & 1u) != 0) q.evk[r].join(from[x]);
+      }
+      unfed = 0;
+    };
+    take(in, q.unfed[r][queue_state::in_to_evk]);
+    if (inside) take(q.in_s[r], q.unfed[r][queue_state::in_s_to_evk]);
     auto& out = inside ? q.out_s[r] : q.out[r];
     switch (c.kind) {
       case command_kind::pipeline_barrier:
@@ -1250,6 +1293,11 @@ inline void checker::record_sync(const command& c, std::uint32_t id) {
         if ((dst >> x & 1u) == 0) continue;
         in[x].join(K);
         detail::raise(in[x].at(ci.local).sfwd[x], ci.idx);
+        if (inside) {
+          q.changed_in_s(r, x);
+        } else {
+          q.changed_in(r, x);
+        }
       }
       on_in_changed(q, r, inside);
     }
@@ -1400,7 +1448,10 @@ inline void checker::enter_subpass(queue_state& q, std::uint32_t j) {
       in.at(scope).spsrc = static_cast<stage_set>(1u << x);
       q.in_s[r][x] = std::move(in);
       q.out_s[r][x] = vclock{};
+      q.changed_in_s(r, x);
     }
+    // out_s starts empty: it must take in all of In again.
+    q.unfed[r][queue_state::in_to_out_s] = all_stages_set;
     q.in_s_snap[r] = none;
     q.joined_s[r] = none;
   }
@@ -1462,6 +1513,7 @@ inline void checker::end_rp(queue_state& q) {
         if ((dst >> x & 1u) == 0) continue;
         q.in[r][x].join(kd[r]);
         q.in[r][x].at(q.end_scope).spsrc |= static_cast<stage_set>(1u << x);
+        q.changed_in(r, x);
       }
       q.in_snap[r] = none;
     }
