@@ -46,6 +46,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -153,6 +154,121 @@ stream frame_loop(std::size_t n, int variant) {
   return s;
 }
 
+//===-- the issue's stream shapes, for `check_bench --shapes` --===//
+
+// A deterministic generator (no <random> distribution: the same streams
+// on every standard library).
+struct lcg {
+  std::uint64_t s;
+  std::uint32_t next(std::uint32_t bound) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::uint32_t>((s >> 33) % bound);
+  }
+};
+memory_range buffer(std::uint32_t r) { return memory_range{r, 0, 4096, 0, whole}; }
+// 4000 buffers; compute dispatches each read one buffer and write another
+// at random; a global memory barrier every 10 commands.
+stream global_every_10(std::size_t n) {
+  stream s;
+  s.queues = {"q"};
+  lcg g{12345};
+  while (s.commands.size() < n) {
+    command c;
+    if (s.commands.size() % 10 == 9) {
+      c.kind = command_kind::pipeline_barrier;
+      c.src_stages = bit(stage::compute_shader);
+      c.dst_stages = bit(stage::compute_shader);
+      c.barriers = {{bit(access_type::shader_write), bit(access_type::shader_read) | bit(access_type::shader_write), global_memory, false}};
+    } else {
+      c.kind = command_kind::action;
+      const std::uint32_t a = g.next(4000), b = g.next(4000);
+      c.accesses = {{stage::compute_shader, access_type::shader_read, buffer(a)}};
+      if (b != a) c.accesses.push_back({stage::compute_shader, access_type::shader_write, buffer(b)});
+    }
+    s.commands.push_back(std::move(c));
+  }
+  return s;
+}
+// 18 buffers reused every frame: a dispatch writes each, one barrier hands
+// all 18 to a draw that reads them, a barrier orders the reads before the
+// next frame's writes.
+stream reused_18(std::size_t n) {
+  stream s;
+  s.queues = {"q"};
+  while (s.commands.size() < n) {
+    for (std::uint32_t i = 0; i < 18; ++i) {
+      command c;
+      c.kind = command_kind::action;
+      c.accesses = {{stage::compute_shader, access_type::shader_write, buffer(i)}};
+      s.commands.push_back(std::move(c));
+    }
+    command b;
+    b.kind = command_kind::pipeline_barrier;
+    b.src_stages = bit(stage::compute_shader);
+    b.dst_stages = bit(stage::vertex_shader);
+    for (std::uint32_t i = 0; i < 18; ++i) b.barriers.push_back({bit(access_type::shader_write), bit(access_type::shader_read), buffer(i), false});
+    s.commands.push_back(b);
+    for (std::uint32_t i = 0; i < 18; i += 3) {
+      command d;
+      d.kind = command_kind::action;
+      for (std::uint32_t j = i; j < i + 3; ++j) d.accesses.push_back({stage::vertex_shader, access_type::shader_read, buffer(j)});
+      s.commands.push_back(std::move(d));
+    }
+    command w;
+    w.kind = command_kind::pipeline_barrier;
+    w.src_stages = bit(stage::vertex_shader);
+    w.dst_stages = bit(stage::compute_shader);
+    w.barriers = {{0, bit(access_type::shader_write), global_memory, false}};
+    s.commands.push_back(w);
+  }
+  return s;
+}
+// A render pass per frame on one reused color attachment and depth buffer,
+// with a uniform buffer rewritten by a copy each frame.
+stream render_pass_per_frame(std::size_t n) {
+  stream s;
+  s.queues = {"q"};
+  const memory_range color{1, 0, 1, 0, 1}, depth{2, 0, 1, 0, 1}, ubo{3, 0, 256, 0, whole};
+  while (s.commands.size() < n) {
+    command w;
+    w.kind = command_kind::pipeline_barrier;  // last frame's uniform reads before this copy
+    w.src_stages = bit(stage::vertex_shader);
+    w.dst_stages = bit(stage::transfer);
+    w.barriers = {{0, bit(access_type::transfer_write), ubo, false}};
+    s.commands.push_back(w);
+    command copy;
+    copy.kind = command_kind::action;
+    copy.accesses = {{stage::transfer, access_type::transfer_write, ubo}};
+    s.commands.push_back(copy);
+    command u;
+    u.kind = command_kind::pipeline_barrier;
+    u.src_stages = bit(stage::transfer);
+    u.dst_stages = bit(stage::vertex_shader);
+    u.barriers = {{bit(access_type::transfer_write), bit(access_type::uniform_read), ubo, false}};
+    s.commands.push_back(u);
+    command b;
+    b.kind = command_kind::begin_render_pass;
+    b.subpass_count = 1;
+    b.dependencies = {{subpass_external, 0, bit(stage::color_attachment_output) | bit(stage::early_fragment_tests),
+                       bit(stage::color_attachment_output) | bit(stage::early_fragment_tests),
+                       bit(access_type::color_attachment_write) | bit(access_type::depth_stencil_attachment_write),
+                       bit(access_type::color_attachment_write) | bit(access_type::depth_stencil_attachment_write) |
+                           bit(access_type::depth_stencil_attachment_read), false}};
+    s.commands.push_back(b);
+    command c;
+    c.kind = command_kind::action;
+    c.accesses = {{stage::vertex_shader, access_type::uniform_read, ubo},
+                  {stage::early_fragment_tests, access_type::depth_stencil_attachment_read, depth},
+                  {stage::early_fragment_tests, access_type::depth_stencil_attachment_write, depth},
+                  {stage::color_attachment_output, access_type::color_attachment_write, color}};
+    s.commands.push_back(std::move(c));
+    command e;
+    e.kind = command_kind::end_render_pass;
+    s.commands.push_back(e);
+  }
+  return s;
+}
+
 std::vector<hazard> run_checker(const stream& s) {
   checker ck;
   for (const command& c : s.commands) {
@@ -211,9 +327,109 @@ BENCHMARK_CAPTURE(bm_checker, semaphores, 2)->RangeMultiplier(4)->Range(256, 409
 BENCHMARK_CAPTURE(bm_reference, barriers, 0)->RangeMultiplier(2)->Range(64, 512)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(bm_reference, render_passes, 1)->RangeMultiplier(2)->Range(64, 512)->Unit(benchmark::kMillisecond);
 
+// --shapes: each shape at 10k, 100k and 1M commands through the library
+// API, without history (the long-stream setting) and with it (not at 1M,
+// nor where the next length would run past the budget), against the
+// brute-force reference at the largest length it finishes (1 000
+// commands), one run each; prints a Markdown table for bench/RESULTS.md.
+struct shape {
+  const char* name;
+  stream (*make)(std::size_t);
+};
+
+stream fresh_per_frame(std::size_t n) { return frame_loop(n, 0); }
+stream semaphores_per_frame(std::size_t n) { return frame_loop(n, 2); }
+stream render_pass_fresh(std::size_t n) { return frame_loop(n, 1); }
+
+struct timed {
+  double seconds = 0;
+  std::size_t hazards = 0, clock = 0, live = 0, commands = 0;
+};
+
+timed time_checker(const stream& s, bool history) {
+  checker_options o;
+  o.history = history;
+  const auto t0 = std::chrono::steady_clock::now();
+  checker ck(o);
+  for (const command& c : s.commands) {
+    if (!ck.append(c)) {
+      std::fprintf(stderr, "check_bench: the generated stream is invalid\n");
+      std::exit(1);
+    }
+  }
+  timed t;
+  t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  t.hazards = ck.hazards_found();
+  t.clock = ck.max_clock_entries();
+  t.live = ck.live_records();
+  t.commands = s.commands.size();
+  return t;
+}
+
+std::string rate(const timed& t) {
+  char buf[64];
+  const double r = static_cast<double>(t.commands) / t.seconds;
+  if (r >= 1e6) {
+    std::snprintf(buf, sizeof buf, "%.2f M/s", r / 1e6);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f k/s", r / 1e3);
+  }
+  return buf;
+}
+
+int run_shapes(double budget_seconds) {
+  const shape shapes[] = {{"fresh buffers per frame, per-buffer barriers", fresh_per_frame},
+                          {"global barrier every 10 commands, 4 000 buffers", global_every_10},
+                          {"18 buffers reused every frame", reused_18},
+                          {"two queues, semaphore hand-overs", semaphores_per_frame},
+                          {"render pass per frame, reused attachments", render_pass_per_frame},
+                          {"render pass per frame, fresh resources", render_pass_fresh}};
+  std::printf("| shape | commands | no history | with history | hazards | max clock | live records |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|\n");
+  for (const shape& sh : shapes) {
+    {
+      // The baseline where it finishes: the brute-force closure.
+      const stream s = sh.make(1000);
+      const auto t0 = std::chrono::steady_clock::now();
+      const reference_graph ref(s);
+      const double ref_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const timed ours = time_checker(s, false);
+      checker ck;
+      for (const command& c : s.commands) (void)ck.append(c);
+      std::vector<hazard> h = ck.hazards();
+      std::sort(h.begin(), h.end());
+      std::printf("| %s | %zu (reference: %.0f k/s, %.0fx slower; same hazards: %s) | %s | | %zu | %zu | %zu |\n",
+                  sh.name, s.commands.size(), static_cast<double>(s.commands.size()) / ref_s / 1e3,
+                  ref_s / ours.seconds, h == ref.hazards() ? "yes" : "NO", rate(ours).c_str(), ours.hazards,
+                  ours.clock, ours.live);
+    }
+    bool with_history = true, without = true;
+    for (std::size_t n : {10000u, 100000u, 1000000u}) {
+      const stream s = sh.make(n);
+      timed lean, full;
+      if (without) lean = time_checker(s, false);
+      if (with_history) full = time_checker(s, true);
+      std::printf("| | %zu | %s | %s | %zu | %zu / %zu | %zu |\n", s.commands.size(),
+                  without ? rate(lean).c_str() : "(skipped)", with_history ? rate(full).c_str() : "(skipped)",
+                  without ? lean.hazards : full.hazards, without ? lean.clock : 0, with_history ? full.clock : 0,
+                  without ? lean.live : full.live);
+      std::fflush(stdout);
+      // The next length is 10x: skip a setting that would take too long.
+      if (lean.seconds * 12 > budget_seconds) without = false;
+      // With history every command keeps its clocks (kilobytes each):
+      // not run at 1M commands.
+      if (full.seconds * 12 > budget_seconds || n >= 100000) with_history = false;
+    }
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   for (std::size_t n : {120u, 240u, 480u}) {
     for (int v = 0; v < 3; ++v) verify(n, v);
+  }
+  if (argc > 1 && std::string(argv[1]) == "--shapes") {
+    return run_shapes(argc > 2 ? std::stod(argv[2]) : 60.0);
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
