@@ -10,6 +10,9 @@
 //   - be canonical after one round: to_text(parse(to_text(s))) == to_text(s);
 //   - go through a checker command by command without crashing (a command
 //     the checker rejects must carry a documented code and is dropped);
+//   - give the same hazards through a checker without history
+//     (checker_options::history, which retires records and forgets render
+//     passes: what 06_hazard_check runs);
 //   - when at most 48 commands were accepted, give exactly the hazards of
 //     the brute-force model (<causal/check/reference.hpp>) of the accepted
 //     commands, and render as DOT.
@@ -79,6 +82,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   if (!ck.finish()) return 0;  // an open render pass: the reference needs a complete stream
+  // Without history (what 06_hazard_check runs) the hazards must not change.
+  checker_options lean_options;
+  lean_options.history = false;
+  checker lean(lean_options);
+  for (const command& c : accepted.commands) {
+    if (!lean.append(c)) fail("the checker without history rejected a command the default one took");
+  }
+  {
+    std::vector<hazard> a = ck.hazards(), b = lean.hazards();
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    if (a != b) fail("the checker without history found other hazards");
+  }
   if (accepted.commands.size() <= 48) {
     std::vector<hazard> got = ck.hazards();
     std::sort(got.begin(), got.end());

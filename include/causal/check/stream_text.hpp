@@ -71,6 +71,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 CAUSAL_BEGIN_NAMESPACE
@@ -264,13 +265,31 @@ inline std::string_view bad_access_part(std::string_view s) {
   return {};
 }
 
-inline std::uint32_t intern_name(std::vector<std::string>& names, std::string_view n) {
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (names[i] == n) return static_cast<std::uint32_t>(i);
+/// The names of one kind (resources, events, semaphores) and a hash index
+/// over them: a lookup per mention, not a scan of up to max_names.
+class name_table {
+ public:
+  explicit name_table(std::vector<std::string>& names) : names_(names) {}
+  /// The id of `n`, added when new; false (nothing added) when adding it
+  /// would pass `limit`.
+  bool intern(std::string_view n, std::size_t limit, std::uint32_t& id) {
+    key_.assign(n);
+    if (const auto it = ids_.find(key_); it != ids_.end()) {
+      id = it->second;
+      return true;
+    }
+    if (names_.size() >= limit) return false;
+    id = static_cast<std::uint32_t>(names_.size());
+    names_.emplace_back(n);
+    ids_.emplace(key_, id);
+    return true;
   }
-  names.emplace_back(n);
-  return static_cast<std::uint32_t>(names.size() - 1);
-}
+
+ private:
+  std::vector<std::string>& names_;
+  std::unordered_map<std::string, std::uint32_t> ids_;
+  std::string key_;  // reused for lookups
+};
 
 }  // namespace detail
 
@@ -291,6 +310,7 @@ inline std::uint32_t intern_name(std::vector<std::string>& names, std::string_vi
                  text.size());
   }
   stream s;
+  detail::name_table resource_names(s.resources), event_names(s.events), semaphore_names(s.semaphores);
   std::uint64_t line_no = 0;
   // A limit of `limits` reached: the static message for the error value,
   // the limit's value in the diagnostic.
@@ -333,11 +353,10 @@ inline std::uint32_t intern_name(std::vector<std::string>& names, std::string_vi
     const std::size_t br = m.find('[');
     std::string_view name = m.substr(0, br);
     if (!detail::valid_name(name)) return false;
-    if (s.resources.size() >= limits.max_names && detail::intern_name(s.resources, name) >= limits.max_names) {
-      return false;
-    }
+    std::uint32_t id = 0;
+    if (!resource_names.intern(name, limits.max_names, id)) return false;
     out = memory_range{};
-    out.resource = detail::intern_name(s.resources, name);
+    out.resource = id;
     if (br == std::string_view::npos) return true;
     if (m.back() != ']') return false;
     std::string_view inner = m.substr(br + 1, m.size() - br - 2);
@@ -505,18 +524,20 @@ inline std::uint32_t intern_name(std::vector<std::string>& names, std::string_vi
         c.barriers.push_back(b);
       } else if (key == "event" && (c.kind == command_kind::set_event || c.kind == command_kind::reset_event)) {
         if (!c.events.empty() || !detail::valid_name(val)) return fail("set/reset take one event=NAME");
-        if (s.events.size() >= limits.max_names && detail::intern_name(s.events, val) >= limits.max_names) {
+        std::uint32_t id = 0;
+        if (!event_names.intern(val, limits.max_names, id)) {
           return over("too many names (stream_limits::max_names)", "event names", limits.max_names);
         }
-        c.events.push_back(detail::intern_name(s.events, val));
+        c.events.push_back(id);
       } else if (key == "events" && c.kind == command_kind::wait_events) {
         for (std::string_view e : split(val, ',')) {
           if (!detail::valid_name(e)) return fail("bad event name");
-          if (s.events.size() >= limits.max_names && detail::intern_name(s.events, e) >= limits.max_names) {
+          if (c.events.size() >= 64) return error(errc::capacity_exceeded, "more than 64 events", line_no);
+          std::uint32_t id = 0;
+          if (!event_names.intern(e, limits.max_names, id)) {
             return over("too many names (stream_limits::max_names)", "event names", limits.max_names);
           }
-          if (c.events.size() >= 64) return error(errc::capacity_exceeded, "more than 64 events", line_no);
-          c.events.push_back(detail::intern_name(s.events, e));
+          c.events.push_back(id);
         }
       } else if (key == "subpasses" && c.kind == command_kind::begin_render_pass) {
         std::uint64_t n = 0;
@@ -553,10 +574,11 @@ inline std::uint32_t intern_name(std::vector<std::string>& names, std::string_vi
       } else if (key == "semaphore" &&
                  (c.kind == command_kind::signal_semaphore || c.kind == command_kind::wait_semaphore)) {
         if (!detail::valid_name(val)) return fail("bad semaphore name");
-        if (s.semaphores.size() >= limits.max_names && detail::intern_name(s.semaphores, val) >= limits.max_names) {
+        std::uint32_t id = 0;
+        if (!semaphore_names.intern(val, limits.max_names, id)) {
           return over("too many names (stream_limits::max_names)", "semaphore names", limits.max_names);
         }
-        c.semaphore = detail::intern_name(s.semaphores, val);
+        c.semaphore = id;
         have_semaphore = true;
       } else if (key == "value" &&
                  (c.kind == command_kind::signal_semaphore || c.kind == command_kind::wait_semaphore)) {
