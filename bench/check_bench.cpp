@@ -30,13 +30,17 @@
 // main() checks that ours and the reference report the same, non-empty,
 // hazards on each variant.
 //
-// What to look for: barriers: commands/s roughly flat in n (near-linear
-// total; clocks stay at 2 entries). render_passes: clocks grow with the
-// number of render passes whose framebuffer stages are reachable only
-// through subpass dependencies, so the cost per command grows with n.
-// semaphores: every semaphore wait is a GLOBAL invalidate, checked against
-// every earlier write, so this variant is quadratic. reference: commands/s
-// falls roughly as 1/n (quadratic edges and closure).
+// What to look for: barriers and semaphores: commands/s roughly flat in n
+// (linear total; clocks stay at 2 and 4 entries). render_passes: these
+// passes each keep a live read of a buffer nothing touches again, so their
+// scopes stay in every later clock and the cost per command grows with n.
+// reference: commands/s falls roughly as 1/n (quadratic edges and closure).
+//
+// `check_bench --shapes [budget seconds]` instead times the stream shapes
+// of bench/RESULTS.md (the variants above plus a global barrier every 10
+// commands over 4 000 buffers, 18 buffers reused every frame, and a render
+// pass per frame on reused attachments) at 10k, 100k and 1M commands, with
+// and without checker_options::history, and prints a Markdown table.
 //
 // Run: meson setup b --buildtype=release -Dbenchmarks=enabled &&
 //      ninja -C b bench/check_bench && b/bench/check_bench
