@@ -743,6 +743,19 @@ class checker {
   void check_transition(const record& t);
   void check_events(std::uint32_t c, const command& cmd, const vclock& strict_k);
   void retire();
+  // A later write (range `by_mem`, framebuffer-local in `by_fb`, viewed
+  // through `v`) after read `p`: a write-after-read race unless ordered;
+  // ordered, it may retire p.
+  void read_then_write(const record& p, const view& v, hazard& h, const memory_range& by_mem, std::uint32_t by_fb) {
+    const bool ordered = act_member(p.command, p.st, v);
+    if (!ordered) {
+      h.kind = hazard_kind::write_after_read_race;
+      h.first_stages = static_cast<stage_set>(1u << static_cast<unsigned>(p.st));
+      h.first_access = bit(p.acc);
+      report(h);
+    }
+    note_retirer(p, by_mem, by_fb, ordered);
+  }
   // Marks `p` for retirement at the end of this command: the later access
   // or transition `by` (range `by_mem`, framebuffer-local in `by_fb`) was
   // found ordered after it with nothing to report (`clean`).
@@ -1696,14 +1709,7 @@ inline void checker::check_access(std::uint32_t c, const memory_access& x, std::
       }
       case record::type::read:
         if (x.write()) {
-          const bool ordered = act_member(p.command, p.st, v);
-          if (!ordered) {
-            h.kind = hazard_kind::write_after_read_race;
-            h.first_stages = static_cast<stage_set>(1u << static_cast<unsigned>(p.st));
-            h.first_access = bit(p.acc);
-            report(h);
-          }
-          note_retirer(p, x.mem, x_fb, ordered);
+          read_then_write(p, v, h, x.mem, x_fb);
         } else if (is_subset(p.mem, x.mem) && pick(p.fb_rp, x_fb) == 0) {
           // A read ordered before a later covering read: any write that
           // follows the later one follows it too.
@@ -1818,17 +1824,9 @@ inline void checker::check_transition(const record& t) {
         note_retirer(p, t.mem, none, ordered);
         break;
       }
-      case record::type::read: {
-        const bool ordered = act_member(p.command, p.st, tv);
-        if (!ordered) {
-          h.kind = hazard_kind::write_after_read_race;
-          h.first_stages = static_cast<stage_set>(1u << static_cast<unsigned>(p.st));
-          h.first_access = bit(p.acc);
-          report(h);
-        }
-        note_retirer(p, t.mem, none, ordered);
+      case record::type::read:
+        read_then_write(p, tv, h, t.mem, none);
         break;
-      }
       case record::type::invalidate: {
         if (p.retired) break;
         const bool ordered = owner_member(p.owner, tv);
