@@ -46,15 +46,15 @@
 // live record of it remains (its scopes leave the clocks later clocks are
 // built from), so clocks stay small when a frame's accesses are retired by
 // the next frame's; a pass holding a record that never retires (a read of
-// a buffer nothing writes again) is kept. Hazards are checked per resource against the records that can
-// still race: a write retires the earlier accesses, transitions and
-// invalidates it covers, follows and has nothing to report against
-// (retire(); a read retires earlier reads it covers and follows), and
-// flushes and invalidates go once no live write is older than them. So a
-// resource kept synchronised costs O(1) records and checks per access, and
-// records are bounded by the live state; a resource touched k times with
-// nothing ordering the touches still costs O(k^2) (each pair is a hazard).
-// Visibility is searched in record order from the write and stops at the
+// a buffer nothing writes again) is kept. Hazards are checked per resource
+// against the records that can still race: a write retires the earlier
+// accesses, transitions and invalidates it covers, follows and has nothing
+// to report against (retire(); a read retires earlier reads it covers and
+// follows), and flushes and invalidates go once no live write is older
+// than them. So a resource kept synchronised costs O(1) records and checks
+// per access, and records are bounded by the live state; a resource
+// touched k times with nothing ordering the touches still costs O(k^2)
+// (each pair is a hazard). Visibility is searched in record order from the write and stops at the
 // first flush/invalidate pair that works. A GLOBAL invalidate (every
 // semaphore wait, every global barrier) is checked against every earlier
 // write only for the dirty-invalidate warning (checker_options::warnings);
