@@ -592,6 +592,48 @@ class checker {
 
   const vclock& clock_at(std::size_t r, std::uint32_t id) const { return rs_[r].pool[id]; }
 
+  // `<_region` differs from `<` only through a by-region barrier inside a
+  // render pass or a by-region subpass dependency. Until the stream has
+  // one, relation 1's state would be a copy of relation 0's, so only
+  // relation 0 is kept (half the clock work) and relation 1 reads it;
+  // split_regions() makes the copy when the first one arrives.
+  [[nodiscard]] std::size_t relations() const noexcept { return region_split_ ? 2 : 1; }
+  [[nodiscard]] std::size_t kept_relation(std::size_t r) const noexcept { return region_split_ ? r : 0; }
+  static bool splits_regions(const command& c, const queue_state& q) {
+    if (c.kind == command_kind::pipeline_barrier) return c.by_region && q.in_rp;
+    if (c.kind != command_kind::begin_render_pass) return false;
+    return std::any_of(c.dependencies.begin(), c.dependencies.end(),
+                       [](const subpass_dependency& d) { return d.by_region; });
+  }
+  void split_regions() {
+    region_split_ = true;
+    rs_[1] = rs_[0];
+    for (queue_state& q : q_) {
+      q.in[1] = q.in[0];
+      q.out[1] = q.out[0];
+      q.in_s[1] = q.in_s[0];
+      q.out_s[1] = q.out_s[0];
+      q.evk[1] = q.evk[0];
+      q.in_snap[1] = q.in_snap[0];
+      q.in_s_snap[1] = q.in_s_snap[0];
+      q.joined_q[1] = q.joined_q[0];
+      q.joined_s[1] = q.joined_s[0];
+      q.rp_begin_out[1] = q.rp_begin_out[0];
+      q.sp_dst[1] = q.sp_dst[0];
+      q.unfed[1] = q.unfed[0];
+    }
+    for (cmd_info& ci : cmds_) {
+      ci.snap_q[1] = ci.snap_q[0];
+      ci.snap_s[1] = ci.snap_s[0];
+      ci.k[1] = ci.k[0];
+    }
+    for (owner& ow : owners_) ow.k[1] = ow.k[0];
+    for (auto& [scope, ks] : chain_k_) ks[1] = ks[0];
+    for (auto& [sem, list] : signals_) {
+      for (auto& sig : list) sig.second[1] = sig.second[0];
+    }
+  }
+
   //===-- membership -------------------------------------------------------===//
 
   static bool any_entry(const view& v, std::uint32_t scope, auto&& pred) {
@@ -661,6 +703,7 @@ class checker {
     const cmd_info& ci = cmds_[c];
     view v;
     v.r = r;
+    r = kept_relation(r);
     const auto ys = static_cast<std::size_t>(y);
     if (y == stage::bottom_of_pipe) {
       // (c, BOTTOM) follows every (c, X): its predecessors are the union.
@@ -689,6 +732,7 @@ class checker {
     const auto ys = static_cast<std::size_t>(y);
     view v;
     v.r = r;
+    r = kept_relation(r);
     v.add(&q.in[r][ys]);
     v.add(&q.in[r][TOP]);
     if (ci.in_rp) {
@@ -700,6 +744,7 @@ class checker {
 
   // Built per query, not cached: const members may run concurrently.
   vclock union_in(std::size_t r, const cmd_info& ci) const {
+    r = kept_relation(r);
     vclock u;
     for (std::size_t s = 0; s < stage_count; ++s) {
       u.join(clock_at(r, rs_[r].snaps[ci.snap_q[r]].c[s]));
@@ -711,7 +756,7 @@ class checker {
   view owner_view(std::size_t r, std::uint32_t o) const {
     view v;
     v.r = r;
-    v.add(&clock_at(r, owners_[o].k[r]));
+    v.add(&clock_at(kept_relation(r), owners_[o].k[kept_relation(r)]));
     return v;
   }
 
@@ -800,7 +845,7 @@ class checker {
     owner& ow = owners_[o];
     if (ow.live > 0) --ow.live;
     if (ow.live != 0 || options_.history) return;
-    for (std::size_t r = 0; r < 2; ++r) rs_[r].pool[ow.k[r]] = vclock{};
+    for (std::size_t r = 0; r < relations(); ++r) rs_[r].pool[ow.k[r]] = vclock{};
   }
   void forget_render_pass(std::uint32_t instance) {
     if (options_.history) return;
@@ -819,7 +864,7 @@ class checker {
     if (dead_count_ == purged_dead_count_) return;
     purged_dead_count_ = dead_count_;
     for (queue_state& q : q_) {
-      for (std::size_t r = 0; r < 2; ++r) {
+      for (std::size_t r = 0; r < relations(); ++r) {
         for (auto* arr : {&q.in[r], &q.out[r], &q.in_s[r], &q.out_s[r], &q.rp_begin_out[r]}) {
           for (vclock& k : *arr) drop_dead_scopes(k);
         }
@@ -936,6 +981,7 @@ class checker {
   std::vector<rp_life> rp_life_;
   std::vector<char> dead_;  // by scope: a forgotten render pass's (no history)
   std::size_t dead_count_ = 0, purged_dead_count_ = 0;
+  bool region_split_ = false;  // relations()
   std::uint32_t seq_ = 0;
   std::uint32_t rp_instances_ = 0;
   std::size_t max_clock_ = 0;
@@ -1101,6 +1147,7 @@ inline status checker::append(const command& c) {
     q.qout = new_scope();
     q_.push_back(std::move(q));
   }
+  if (!region_split_ && splits_regions(c, q_[c.queue])) split_regions();
   const auto id = static_cast<std::uint32_t>(cmds_.size());
   const auto first_new_owner = static_cast<std::uint32_t>(owners_.size());
   cmd_info ci;
@@ -1137,7 +1184,7 @@ inline void checker::record_action(const command& c, std::uint32_t id) {
   ci.in_rp = q.in_rp;
   ci.local = q.in_rp ? q.sp_scopes[q.subpass] : q.qout;
   ci.rp_instance = q.in_rp ? q.rp_instance : none;
-  for (std::size_t r = 0; r < 2; ++r) {
+  for (std::size_t r = 0; r < relations(); ++r) {
     ci.snap_q[r] = snapshot_of(r, q.in[r], q.in_snap[r]);
     if (q.in_rp) ci.snap_s[r] = snapshot_of(r, q.in_s[r], q.in_s_snap[r]);
     // out[Y] gains pred((c, Y)) = In[Y] u In[TOP]; out[BOTTOM] gains all.
@@ -1208,7 +1255,7 @@ inline std::uint32_t checker::make_owner(bool is_dep, std::uint32_t command, std
   o.dst_set = dst;
   o.fb_rp = fb_rp;
   if (is_dep) o.rp = q_[cmds_[command].queue].rp_instance;
-  for (std::size_t r = 0; r < 2; ++r) o.k[r] = intern(rs_[r], k[r]);
+  for (std::size_t r = 0; r < relations(); ++r) o.k[r] = intern(rs_[r], k[r]);
   owners_.push_back(o);
   return static_cast<std::uint32_t>(owners_.size() - 1);
 }
@@ -1244,7 +1291,7 @@ inline void checker::record_sync(const command& c, std::uint32_t id) {
   }
 
   std::array<vclock, 2> k;
-  for (std::size_t r = 0; r < 2; ++r) {
+  for (std::size_t r = 0; r < relations(); ++r) {
     const bool edges = !(r == 0 && ci.by_region);  // strict drops a by-region barrier's own edges
     vclock& K = k[r];
     auto& in = q.in[r];
@@ -1303,7 +1350,7 @@ inline void checker::record_sync(const command& c, std::uint32_t id) {
   }
   ci.idx = ++q.idx;
 
-  for (std::size_t r = 0; r < 2; ++r) {
+  for (std::size_t r = 0; r < relations(); ++r) {
     const bool edges = !(r == 0 && ci.by_region);
     const vclock& K = k[r];
     // A-side: later sync commands consume (b, DST, X) for every X.
@@ -1335,7 +1382,7 @@ inline void checker::record_sync(const command& c, std::uint32_t id) {
 
   if (chain != 0) {
     std::array<vclock, 2> ck;
-    for (std::size_t r = 0; r < 2; ++r) {
+    for (std::size_t r = 0; r < relations(); ++r) {
       ck[r] = k[r];
       detail::raise(ck[r].at(chain).every, ci.chain_pos);
     }
@@ -1343,7 +1390,7 @@ inline void checker::record_sync(const command& c, std::uint32_t id) {
   }
   if (c.kind == command_kind::signal_semaphore) {
     std::array<std::uint32_t, 2> ids{};
-    for (std::size_t r = 0; r < 2; ++r) {
+    for (std::size_t r = 0; r < relations(); ++r) {
       vclock s = k[r];
       detail::raise(s.at(q.qall).every, ci.idx);
       ids[r] = intern(rs_[r], s);
@@ -1425,7 +1472,7 @@ inline void checker::begin_rp(const command& c, std::uint32_t id) {
   q.end_scope = new_scope();
   life.scope_count = next_scope_ - life.first_scope;
   rp_life_.push_back(life);
-  for (std::size_t r = 0; r < 2; ++r) {
+  for (std::size_t r = 0; r < relations(); ++r) {
     q.rp_begin_out[r] = q.out[r];
     q.sp_dst[r].clear();
   }
@@ -1465,9 +1512,9 @@ inline void checker::enter_subpass(queue_state& q, std::uint32_t j) {
   }
   std::vector<std::array<vclock, 2>> kd(arriving.size());
   for (std::size_t i = 0; i < arriving.size(); ++i) {
-    for (std::size_t r = 0; r < 2; ++r) kd[i][r] = dep_clock(r, q, deps_[arriving[i]].d);
+    for (std::size_t r = 0; r < relations(); ++r) kd[i][r] = dep_clock(r, q, deps_[arriving[i]].d);
   }
-  for (std::size_t r = 0; r < 2; ++r) {
+  for (std::size_t r = 0; r < relations(); ++r) {
     for (std::size_t x = 0; x < stage_count; ++x) {
       vclock in;
       for (std::size_t i = 0; i < arriving.size(); ++i) {
@@ -1517,7 +1564,7 @@ inline void checker::enter_subpass(queue_state& q, std::uint32_t j) {
 }
 
 inline void checker::finish_subpass(queue_state& q) {
-  for (std::size_t r = 0; r < 2; ++r) {
+  for (std::size_t r = 0; r < relations(); ++r) {
     std::array<vclock, stage_count> d;
     for (std::size_t x = 0; x < stage_count; ++x) {
       d[x] = q.in_s[r][x];
@@ -1534,10 +1581,10 @@ inline void checker::end_rp(queue_state& q) {
     const subpass_dependency& d = deps_[di].d;
     if (d.dst != subpass_external) continue;
     std::array<vclock, 2> kd;
-    for (std::size_t r = 0; r < 2; ++r) kd[r] = dep_clock(r, q, d);
+    for (std::size_t r = 0; r < relations(); ++r) kd[r] = dep_clock(r, q, d);
     const stage_set dst = destination_scope_stages(d.dst_stages);
     const stage_set dst_access_stages = extract_stages(d.dst_stages);
-    for (std::size_t r = 0; r < 2; ++r) {
+    for (std::size_t r = 0; r < relations(); ++r) {
       if (r == 0 && d.by_region) continue;
       for (std::size_t x = 0; x < stage_count; ++x) {
         if ((dst >> x & 1u) == 0) continue;
@@ -1571,7 +1618,7 @@ inline void checker::end_rp(queue_state& q) {
     }
   }
   q.in_rp = false;
-  for (std::size_t r = 0; r < 2; ++r) q.joined_s[r] = none;
+  for (std::size_t r = 0; r < relations(); ++r) q.joined_s[r] = none;
   rp_life& life = rp_life_[q.rp_instance];
   life.closed = true;
   if (life.live == 0) forget_render_pass(q.rp_instance);
@@ -1613,7 +1660,7 @@ inline bool checker::happens_before(point a, point b, relation rel) const {
   if (b.where == point::part::stage) {
     v = action_view(r, b.command, b.stage, &bottom);
   } else {
-    v.add(&clock_at(r, cmds_[b.command].k[r]));
+    v.add(&clock_at(kept_relation(r), cmds_[b.command].k[kept_relation(r)]));
   }
   if (a.where == point::part::stage) return act_member(a.command, a.stage, v);
   return core_member(a.command, v);
@@ -1675,7 +1722,13 @@ inline bool checker::visible(const record& w, std::size_t r, std::uint32_t targe
 
 inline void checker::check_access(std::uint32_t c, const memory_access& x, std::uint32_t rp) {
   const std::uint32_t x_fb = framebuffer_local(x) ? rp : none;
-  std::array<view, 2> views{own_view(0, c, x.stage), own_view(1, c, x.stage)};
+  std::array<view, 2> views{own_view(0, c, x.stage), view{}};
+  if (region_split_) {
+    views[1] = own_view(1, c, x.stage);
+  } else {
+    views[1] = views[0];  // the same clocks (relations())
+    views[1].r = 1;
+  }
   for_overlapping(x.mem, [&](const record& p) {
     if (p.command == c) return;
     const std::size_t r = pick(p.fb_rp, x_fb);
