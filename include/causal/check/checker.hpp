@@ -285,6 +285,16 @@ class vclock {
         if (i == entries_.size() || entries_[i].scope != f.scope) ++fresh;
       }
     }
+    if (fresh == 0) {
+      // Every scope of `o` is already here (the common case): raise in
+      // place, copying nothing.
+      std::size_t i = 0;
+      for (const clock_entry& f : o.entries_) {
+        while (entries_[i].scope < f.scope) ++i;
+        max_into(entries_[i], f);
+      }
+      return;
+    }
     std::size_t i = entries_.size(), j = o.entries_.size();
     entries_.resize(entries_.size() + fresh);
     std::size_t k = entries_.size();
