@@ -39,7 +39,8 @@
 // `check_bench --shapes [budget seconds]` instead times the stream shapes
 // of bench/RESULTS.md (the variants above plus a global barrier every 10
 // commands over 4 000 buffers, 18 buffers reused every frame, and a render
-// pass per frame on reused attachments) at 10k, 100k and 1M commands, with
+// pass per frame on reused attachments, and the fresh-resource shapes with
+// each frame's resources freed two frames later) at 10k, 100k and 1M commands, with
 // and without checker_options::history, and prints a Markdown table.
 //
 // Run: meson setup b --buildtype=release -Dbenchmarks=enabled &&
@@ -62,7 +63,9 @@ using namespace causal::check;
 // variant 0: one queue, no render pass; 1: one queue with a render pass per
 // frame; 2: two queues handing over through semaphores (their GLOBAL
 // flush/invalidate make every semaphore wait check every earlier write).
-stream frame_loop(std::size_t n, int variant) {
+// With `free_lagged` each frame's four resources are freed two frames
+// later (when a frame-in-flight fence would have retired them).
+stream frame_loop(std::size_t n, int variant, bool free_lagged = false) {
   stream s;
   s.queues = {"gfx", "compute"};
   s.semaphores = {"handoff", "back"};
@@ -77,6 +80,15 @@ stream frame_loop(std::size_t n, int variant) {
     const memory_range extra_m{base + 3, 0, 1, 0, 1};
     auto push = [&](command c) { s.commands.push_back(std::move(c)); };  // whole frames only
     command c;
+    if (free_lagged && frame >= 2) {
+      for (std::uint32_t k = 0; k < 4; ++k) {
+        c = command{};
+        c.kind = command_kind::free_resource;
+        c.resource = base - 8 + k;
+        push(c);
+      }
+      c = command{};
+    }
     c.kind = command_kind::action;
     c.queue = cq;
     c.accesses = {{stage::compute_shader, access_type::shader_write, buf_m}};
@@ -344,6 +356,8 @@ struct shape {
 stream fresh_per_frame(std::size_t n) { return frame_loop(n, 0); }
 stream semaphores_per_frame(std::size_t n) { return frame_loop(n, 2); }
 stream render_pass_fresh(std::size_t n) { return frame_loop(n, 1); }
+stream fresh_freed(std::size_t n) { return frame_loop(n, 0, true); }
+stream render_pass_fresh_freed(std::size_t n) { return frame_loop(n, 1, true); }
 
 struct timed {
   double seconds = 0;
@@ -389,7 +403,10 @@ int run_shapes(double budget_seconds) {
                           {"18 buffers reused every frame", reused_18},
                           {"two queues, semaphore hand-overs", semaphores_per_frame},
                           {"render pass per frame, reused attachments", render_pass_per_frame},
-                          {"render pass per frame, fresh resources", render_pass_fresh}};
+                          {"render pass per frame, fresh resources", render_pass_fresh},
+                          {"fresh buffers per frame, each freed two frames later", fresh_freed},
+                          {"render pass per frame, fresh resources freed two frames later",
+                           render_pass_fresh_freed}};
   std::printf("| shape | commands | no history | with history | hazards found | max clock (no history / with) | live records |\n");
   std::printf("|---|---:|---:|---:|---:|---:|---:|\n");
   for (const shape& sh : shapes) {

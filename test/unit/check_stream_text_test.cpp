@@ -59,6 +59,8 @@ end_render_pass a
 signal a semaphore=s value=3
 wait b semaphore=s value=2 stages=VERTEX_SHADER|COMPUTE_SHADER
 submit b
+free buf name=destroy_buf
+free img
 )";
   auto first = parse_stream(text);
   REQUIRE(first.ok());
@@ -81,6 +83,13 @@ submit b
     CHECK(p.barriers.size() == q.barriers.size());
     CHECK(p.value == q.value);
   }
+  const command& freed = first->commands[first->commands.size() - 2];
+  CHECK(freed.kind == command_kind::free_resource);
+  CHECK(freed.label == "destroy_buf");
+  REQUIRE(freed.resource < first->resources.size());
+  CHECK(first->resources[freed.resource] == "buf");
+  CHECK(second->commands[second->commands.size() - 2].resource == freed.resource);
+  CHECK(first->resources[first->commands.back().resource] == "img");
   CHECK(first->commands[1].barriers[0].src_access == all_write_access);
   REQUIRE(first->commands[5].dependencies.size() == 2);
   CHECK(first->commands[5].dependencies[1].by_region);
@@ -116,6 +125,11 @@ TEST_CASE("stream_text: bad input is rejected with the line it is on", "[check][
       {"queue g\nsignal g semaphore=s\n", 2},                // no value
       {"queue g\nwait g semaphore=s value=1\n", 2},          // no stages
       {"queue g\nsignal g semaphore=s value=-1\n", 2},
+      {"queue g\nfree\n", 2},                               // no resource
+      {"queue g\nfree b c\n", 2},                           // two
+      {"queue g\nfree b[0:4]\n", 2},                        // a whole resource, not a range
+      {"queue g\nfree b name=x stages=TOP\n", 2},
+      {"queue g\nfree b stages=TOP\n", 2},
   };
   for (const bad& b : cases) {
     auto r = parse_stream(b.text);

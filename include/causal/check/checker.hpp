@@ -32,6 +32,12 @@
 // used because a clock holds 43 numbers per scope and must never evict (an
 // evicted entry would turn a real order into a reported race).
 //
+// Both orders are kept as clocks, `<` (relation 0) and `<_region`
+// (relation 1), but the second only once the stream has a by-region
+// barrier inside a render pass or a by-region subpass dependency: until
+// then the two are equal, relation 1 reads relation 0's clocks, and
+// split_regions() copies them at the first such command.
+//
 // Cost: per action command O(1) amortised (14 stage bumps; a clock join only
 // after a sync command changed what flows in); per sync command O(clock
 // size x stages). Clock size is the number of scopes in a node's past:
@@ -111,6 +117,10 @@
 //   - Event races use "op(a) < op(b)", op being a set/reset's SRC node and a
 //     wait's SRC node, on four pairs: set/set, set/wait, set/reset and
 //     reset/wait.
+//   - Free: free_resource(R) drops R's records; nothing after it is
+//     compared with an access or barrier item of R from before it (a later
+//     use of R is a new resource). The device being done with R is not
+//     checked (host synchronization is not modelled).
 //   - Retirement: a record p is retired by the first later command with a
 //     write or transition w covering p's range, compared with p in `<` (not
 //     `<_region`), with no hazard against p (a read p also by a covering
@@ -799,6 +809,8 @@ class checker {
   void check_transition(const record& t);
   void check_events(std::uint32_t c, const command& cmd, const vclock& strict_k);
   void retire();
+  void prune_global();
+  void free_resource(const command& c);
   // A later write (range `by_mem`, framebuffer-local in `by_fb`, viewed
   // through `v`) after read `p`: a write-after-read race unless ordered;
   // ordered, it may retire p.
@@ -1038,6 +1050,11 @@ inline status checker::validate_wait_events(const command& c) const {
 }
 
 inline status checker::validate(const command& c) const {
+  if (c.kind == command_kind::free_resource) {
+    // Not a queue's command: its queue index means nothing.
+    if (c.resource == global_resource) return error(errc::invalid_argument, "free names one resource, not GLOBAL");
+    return {};
+  }
   if (c.queue > 4096) return error(errc::out_of_range, "queue index too large", c.queue);
   const bool in_rp = c.queue < q_.size() && q_[c.queue].in_rp;
   auto masks_ok = [](stage_mask m) { return (m & ~valid_stage_bits) == 0; };
@@ -1151,6 +1168,7 @@ inline status checker::validate(const command& c) const {
     case command_kind::submit:
       if (in_rp) return error(errc::failed_precondition, "submit inside a render pass");
       return {};
+    case command_kind::free_resource: return {};  // checked above
   }
   return error(errc::invalid_argument, "unknown command kind");
 }
@@ -1159,6 +1177,10 @@ inline status checker::validate(const command& c) const {
 
 inline status checker::append(const command& c) {
   if (status s = validate(c); !s) return s;
+  if (c.kind == command_kind::free_resource) {
+    free_resource(c);
+    return {};
+  }
   while (q_.size() <= c.queue) {
     queue_state q;
     q.qall = new_scope();
@@ -1653,7 +1675,7 @@ inline bool checker::valid(point p) const noexcept {
     case point::part::src:
       return k != command_kind::action && k != command_kind::begin_render_pass &&
              k != command_kind::next_subpass && k != command_kind::end_render_pass &&
-             k != command_kind::submit;
+             k != command_kind::submit && k != command_kind::free_resource;
     case point::part::dst:
       return k == command_kind::pipeline_barrier || k == command_kind::wait_events ||
              k == command_kind::wait_semaphore;
@@ -1920,8 +1942,28 @@ inline void checker::check_transition(const record& t) {
 // invalidate stays out of race checks but is kept, like every flush, while
 // a live write older than it may still need it to become visible. Flushes
 // and invalidates older than every live write of their resource go.
+// A freed resource's records go: nothing after the free is compared with
+// its earlier life (a later access to the same id is a new resource, as a
+// reused Vulkan handle is). What they pinned (a barrier's clocks, a closed
+// render pass without history) may be forgotten with them.
+inline void checker::free_resource(const command& c) {
+  cmd_info ci;
+  ci.kind = c.kind;
+  ci.queue = c.queue;
+  cmds_.push_back(ci);
+  const auto it = by_resource_.find(c.resource);
+  if (it == by_resource_.end()) return;
+  const std::vector<record> list = std::move(it->second);
+  by_resource_.erase(it);
+  resource_records_ -= list.size();
+  for (const record& r : list) drop_record(r);
+}
+
 inline void checker::retire() {
-  if (retiring_.empty()) return;
+  if (retiring_.empty()) {
+    prune_global();
+    return;
+  }
   std::sort(retiring_.begin(), retiring_.end());
   for (std::size_t i = 0; i < retiring_.size();) {
     const std::uint32_t res = retiring_[i].first;
@@ -1959,10 +2001,15 @@ inline void checker::retire() {
     i = j;
   }
   retiring_.clear();
-  // GLOBAL flushes and invalidates older than every live write are of no
-  // use any more; looked for once the list has doubled and grown by an
-  // eighth of the per-resource records, so the scan of those is paid for
-  // by the records it may drop.
+  prune_global();
+}
+
+// GLOBAL flushes and invalidates older than every live write are of no use
+// any more; looked for once the list has doubled and grown by an eighth of
+// the per-resource records, so the scan of those is paid for by the
+// records it may drop. (Also after commands that retire nothing: a stream
+// of fresh resources that are freed retires nothing but frees everything.)
+inline void checker::prune_global() {
   if (global_records_.size() >= 2 * global_kept_ + 8 + resource_records_ / 8) {
     std::uint32_t oldest_live_write = none;
     for (const auto& [res, list] : by_resource_) {

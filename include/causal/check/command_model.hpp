@@ -5,7 +5,8 @@
 // command stream: pipeline stages and their masks, access types, memory
 // ranges, and the commands of Vulkan's synchronization model
 // (action commands, pipeline barriers, events, render passes with subpass
-// dependencies, semaphores, submission markers). No Vulkan header is used;
+// dependencies, semaphores, submission markers, and the end of a
+// resource's life). No Vulkan header is used;
 // the stage and access bit values match Vulkan 1.0's so a recorder can pass
 // them through unchanged.
 //
@@ -313,6 +314,7 @@ enum class command_kind : std::uint8_t {
   signal_semaphore,   ///< at a submission boundary: follows everything before it
   wait_semaphore,     ///< at a submission boundary: blocks `dst_stages` after it
   submit,             ///< a command-buffer boundary (grouping only)
+  free_resource,      ///< the end of `resource`'s life (vkDestroyBuffer / vkDestroyImage): no queue
 };
 
 [[nodiscard]] constexpr std::string_view to_string(command_kind k) noexcept {
@@ -328,6 +330,7 @@ enum class command_kind : std::uint8_t {
     case command_kind::signal_semaphore: return "signal";
     case command_kind::wait_semaphore: return "wait";
     case command_kind::submit: return "submit";
+    case command_kind::free_resource: return "free";
   }
   return "unknown";
 }
@@ -383,6 +386,7 @@ struct subpass_dependency {
 ///   begin_render_pass  subpass_count, dependencies
 ///   signal_semaphore   semaphore, value
 ///   wait_semaphore     semaphore, value, dst_stages
+///   free_resource      resource (queue unused)
 struct command {
   command_kind kind = command_kind::action;
   std::uint32_t queue = 0;
@@ -397,6 +401,7 @@ struct command {
   std::vector<subpass_dependency> dependencies;
   std::uint32_t semaphore = 0;
   std::uint64_t value = 0;
+  std::uint32_t resource = global_resource;
 };
 
 /// A whole recorded stream: the commands of every queue, interleaved in an

@@ -74,7 +74,7 @@ inline point last_point(const checker& ck, std::uint32_t c) {
     out += "  subgraph cluster_q" + std::to_string(q) + " {\n    label=\"queue " + dot_escape(s.queues[q]) + "\";\n";
     std::uint32_t prev = 0xffffffffu;
     for (std::uint32_t c = 0; c < n; ++c) {
-      if (s.commands[c].queue != q) continue;
+      if (s.commands[c].queue != q || s.commands[c].kind == command_kind::free_resource) continue;
       std::string label = command_label(s, c);
       const command& cmd = s.commands[c];
       if (cmd.kind == command_kind::pipeline_barrier || cmd.kind == command_kind::wait_events) {

@@ -126,6 +126,10 @@ class reference_graph {
     std::uint32_t order = 0;
     for (std::uint32_t i = 0; i < cs.size(); ++i) {
       const command& c = cs[i];
+      if (c.kind == command_kind::free_resource) {  // no queue, no nodes
+        cmd_order_.push_back(order);
+        continue;
+      }
       if (open_rp.size() <= c.queue) open_rp.resize(c.queue + 1, none);
       if (qpos.size() <= c.queue) qpos.resize(c.queue + 1, 0);
       cmd_layout& l = lay_[i];
@@ -477,6 +481,18 @@ class reference_graph {
     // checked: their verdicts follow from w's.
     std::vector<std::uint32_t> acc_retired(accs.size(), none), item_retired(items_.size(), none);
     auto retire_at = [](std::uint32_t& slot, std::uint32_t command) { slot = std::min(slot, command); };
+    // A free ends its resource's life: nothing after it is compared with
+    // an access or barrier item of that resource from before it.
+    auto freed_after = [&](std::uint32_t resource, std::uint32_t command) {
+      for (std::uint32_t f = command + 1; f < cs.size(); ++f) {
+        if (cs[f].kind == command_kind::free_resource && cs[f].resource == resource) return f;
+      }
+      return none;
+    };
+    for (std::size_t i = 0; i < accs.size(); ++i) retire_at(acc_retired[i], freed_after(accs[i].a.mem.resource, accs[i].command));
+    for (std::size_t i = 0; i < items_.size(); ++i) {
+      if (!items_[i].mem.is_global()) retire_at(item_retired[i], freed_after(items_[i].mem.resource, items_[i].command));
+    }
     for (std::size_t i = 0; i < accs.size(); ++i) {
       const acc_ref& p = accs[i];
       for (const acc_ref& w : accs) {

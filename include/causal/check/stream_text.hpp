@@ -16,7 +16,8 @@
 // Words are separated by spaces or tabs.
 // Command words: draw dispatch copy clear fill update action (all action
 // commands), barrier, set_event, reset_event, wait_events,
-// begin_render_pass, next_subpass, end_render_pass, signal, wait, submit.
+// begin_render_pass, next_subpass, end_render_pass, signal, wait, submit,
+// and `free RES [name=L]` (the end of resource RES's life: no queue).
 // The second word is the queue. Then key=value words:
 //   name=L                       label used in reports
 //   read=STAGE:ACCESS:MEM  write=STAGE:ACCESS:MEM          (actions)
@@ -335,7 +336,7 @@ class name_table {
   static constexpr std::array<std::string_view, 13> command_words = {
       "queue", "draw", "dispatch", "copy", "clear", "fill", "update", "action", "barrier", "set_event",
       "reset_event", "wait_events", "begin_render_pass"};
-  static constexpr std::string_view more_command_words = "next_subpass end_render_pass signal wait submit";
+  static constexpr std::string_view more_command_words = "next_subpass end_render_pass signal wait submit free";
   auto bad_stages = [&](std::string_view val, const char* msg) {
     stage_mask ignored = 0;
     std::string_view bad;
@@ -424,6 +425,28 @@ class name_table {
       c.kind = command_kind::wait_semaphore;
     } else if (verb == "submit") {
       c.kind = command_kind::submit;
+    } else if (verb == "free") {
+      // `free RES [name=L]`: no queue (the host destroys the resource).
+      c.kind = command_kind::free_resource;
+      if (words.size() < 2 || words.size() > 3 || !detail::valid_name(words[1])) {
+        return fail("`free` takes one resource name (and optionally name=L)");
+      }
+      if (s.commands.size() >= limits.max_commands) {
+        return over("more commands than the limit (stream_limits::max_commands)", "commands", limits.max_commands);
+      }
+      if (!resource_names.intern(words[1], limits.max_names, c.resource)) {
+        return over("more resources than the limit (stream_limits::max_names)", "resources", limits.max_names);
+      }
+      if (words.size() == 3) {
+        if (words[2].substr(0, 5) != "name=") return fail("`free` takes only name= after the resource");
+        if (!detail::valid_name(words[2].substr(5))) {
+          return fail("bad name (letters, digits, _ - . only; 1..64 characters)");
+        }
+        c.label = std::string(words[2].substr(5));
+      }
+      s.commands.push_back(std::move(c));
+      if (eol == text.size()) break;
+      continue;
     } else {
       return fail_name("unknown command word",
                        detail::unknown_name_text("command word", verb, command_words, more_command_words));
@@ -673,6 +696,12 @@ class name_table {
     return i < v.size() ? v[i] : "n" + std::to_string(i);
   };
   for (const command& c : s.commands) {
+    if (c.kind == command_kind::free_resource) {
+      out += "free " + name(s.resources, c.resource);
+      if (!c.label.empty()) out += " name=" + c.label;
+      out += '\n';
+      continue;
+    }
     out += c.kind == command_kind::action ? "action" : std::string(to_string(c.kind));
     out += ' ';
     out += name(s.queues, c.queue);
