@@ -1006,3 +1006,81 @@ TEST_CASE("checker: freeing each frame's resources keeps records and clocks boun
     }
   }
 }
+
+TEST_CASE("checker: host writes reach the device through a submit, device writes reach the host through "
+          "a barrier to HOST and a wait",
+          "[check][host]") {
+  const std::string q = "queue q\nqueue b\n";
+  SECTION("an upload: host writes, then a submit, then the device reads") {
+    checked c(q + "host name=upload write=HOST:HOST_WRITE:buf\nsubmit q\n"
+                  "dispatch q name=use read=COMPUTE_SHADER:SHADER_READ:buf\n");
+    CHECK(c.hazards.empty());
+  }
+  SECTION("a host write after the submit that carries the read races it") {
+    checked c(q + "submit q\nhost name=upload write=HOST:HOST_WRITE:buf\n"
+                  "dispatch q name=use read=COMPUTE_SHADER:SHADER_READ:buf\n");
+    REQUIRE(c.hazards.size() == 1);
+    CHECK(c.hazards[0].kind == hazard_kind::read_after_write_race);
+    CHECK(c.hazards[0].first == c.id("upload"));
+    CHECK(c.hazards[0].first_stages == static_cast<stage_set>(1u << static_cast<unsigned>(stage::host)));
+    CHECK(to_text(c.s, c.hazards[0]).find("upload (host) HOST HOST_WRITE") != std::string::npos);
+  }
+  const std::string produce = "dispatch q name=produce write=COMPUTE_SHADER:SHADER_WRITE:buf\n";
+  SECTION("a readback: a barrier to HOST/HOST_READ, a signal, a host wait, then the host reads") {
+    checked c(q + produce + "barrier q src=COMPUTE_SHADER dst=HOST buffer=SHADER_WRITE:HOST_READ:buf\n"
+                            "signal q semaphore=fence value=1\nhost_wait semaphore=fence value=1\n"
+                            "host name=readback read=HOST:HOST_READ:buf\n");
+    CHECK(c.hazards.empty());
+  }
+  SECTION("a host wait orders but makes nothing visible: without the barrier to HOST the read is not") {
+    checked c(q + produce + "signal q semaphore=fence value=1\nhost_wait semaphore=fence value=1\n"
+                            "host name=readback read=HOST:HOST_READ:buf\n");
+    REQUIRE(c.hazards.size() == 1);
+    CHECK(c.hazards[0].kind == hazard_kind::read_without_visibility);
+    CHECK(c.hazards[0].second == c.id("readback"));
+  }
+  SECTION("without the host wait the read races the write") {
+    checked c(q + produce + "barrier q src=COMPUTE_SHADER dst=HOST buffer=SHADER_WRITE:HOST_READ:buf\n"
+                            "signal q semaphore=fence value=1\nhost name=readback read=HOST:HOST_READ:buf\n");
+    REQUIRE(c.hazards.size() == 1);
+    CHECK(c.hazards[0].kind == hazard_kind::read_after_write_race);
+  }
+  SECTION("the host overwrites what the device still reads unless it waited first") {
+    const std::string read = "dispatch q name=reader read=COMPUTE_SHADER:SHADER_READ:buf\n";
+    checked racing(q + read + "host name=overwrite write=HOST:HOST_WRITE:buf\n");
+    REQUIRE(racing.hazards.size() == 1);
+    CHECK(racing.hazards[0].kind == hazard_kind::write_after_read_race);
+    checked waited(q + read + "signal q semaphore=fence value=1\nhost_wait semaphore=fence value=1\n"
+                              "host name=overwrite write=HOST:HOST_WRITE:buf\n");
+    CHECK(waited.hazards.empty());
+  }
+  SECTION("the host's own accesses are ordered and coherent") {
+    checked c(q + "host write=HOST:HOST_WRITE:buf\nhost read=HOST:HOST_READ:buf write=HOST:HOST_WRITE:buf\n");
+    CHECK(c.hazards.empty());
+  }
+  SECTION("queue to host to queue: a wait and a submit carry order and memory across") {
+    const std::string tail = "host write=HOST:HOST_WRITE:flag\nsubmit b\n"
+                             "dispatch b name=consume read=COMPUTE_SHADER:SHADER_READ:buf\n";
+    checked chained(q + produce + "signal q semaphore=fence value=1\nhost_wait semaphore=fence value=1\n" + tail);
+    CHECK(chained.hazards.empty());
+    checked unchained(q + produce + "signal q semaphore=fence value=1\n" + tail);
+    REQUIRE(unchained.hazards.size() == 1);
+    CHECK(unchained.hazards[0].kind == hazard_kind::read_after_write_race);
+  }
+  SECTION("bad host commands are refused and change nothing") {
+    checker ck;
+    command device_host;  // a queue's action cannot access at HOST
+    device_host.kind = command_kind::action;
+    device_host.accesses = {{stage::host, access_type::host_write, memory_range{0, 0, 4, 0, whole}}};
+    CHECK(ck.append(device_host).code() == causal::errc::invalid_argument);
+    command shader_on_host;  // a host command cannot access at a pipeline stage
+    shader_on_host.kind = command_kind::host_access;
+    shader_on_host.accesses = {{stage::compute_shader, access_type::shader_write, memory_range{0, 0, 4, 0, whole}}};
+    CHECK(ck.append(shader_on_host).code() == causal::errc::invalid_argument);
+    command early_wait;  // before any signal reaching its value
+    early_wait.kind = command_kind::host_wait;
+    early_wait.value = 1;
+    CHECK(ck.append(early_wait).code() == causal::errc::failed_precondition);
+    CHECK(ck.size() == 0);
+  }
+}

@@ -7,7 +7,8 @@
 // render passes with subpass dependencies, semaphores, buffer and image
 // barriers with layout transitions, stage masks whose logically earlier /
 // later stages differ by pipeline, frees of resources that are then used
-// again), every order verdict
+// again, host reads and writes, host waits, submits after them, barriers
+// to HOST), every order verdict
 // of the vector-clock checker, for both `<` and `<_region` and every pair of
 // queryable points, equals the brute-force transitive closure of the
 // explicit edges of Vulkan's dependency rules (<causal/check/reference.hpp>),
@@ -53,9 +54,11 @@ struct generator {
     stage_mask m = 0;
     const std::uint32_t n = 1 + pick(2);
     for (std::uint32_t i = 0; i < n; ++i) {
-      const std::uint32_t k = pick(interesting_count + 2);
+      const std::uint32_t k = pick(interesting_count + 3);
       if (k < interesting_count) {
         m |= bit(interesting[k]);
+      } else if (k == interesting_count + 2) {
+        m |= host_stage_bit;  // a barrier to (or from) the host
       } else if (k == interesting_count) {
         m |= all_graphics_bit;
       } else {
@@ -101,6 +104,7 @@ struct generator {
     access_mask m = 0;
     const std::uint32_t n = 1 + pick(2);
     for (std::uint32_t i = 0; i < n; ++i) m |= bit(access_for(access_stage(), coin(50)));
+    if (coin(20)) m |= coin(50) ? bit(access_type::host_read) : bit(access_type::host_write);
     return m;
   }
 
@@ -119,6 +123,18 @@ struct generator {
     if (coin(4)) {  // a resource's life ends (a later use is a new life)
       c.kind = command_kind::free_resource;
       c.resource = pick(3);
+      return c;
+    }
+    if (coin(7)) {  // the host reads or writes mapped memory
+      c.kind = command_kind::host_access;
+      for (std::uint32_t i = 1 + pick(2); i > 0; --i) {
+        c.accesses.push_back({stage::host, coin(50) ? access_type::host_write : access_type::host_read, range()});
+      }
+      return c;
+    }
+    if (coin(4)) {  // the host waits for a semaphore value (filled by the caller)
+      c.kind = command_kind::host_wait;
+      c.semaphore = 0;
       return c;
     }
     const std::uint32_t k = pick(100);
@@ -240,7 +256,7 @@ std::string describe(point p) {
 TEST_CASE("check: vector-clock order equals the brute-force closure on random streams", "[check][property]") {
   generator g(0x5eed'c0de'2026'1123ULL);
   std::size_t compared = 0, positive = 0, hazards_seen = 0, warnings_seen = 0, waits_accepted = 0, forgotten_passes = 0,
-              frees_dropping = 0;
+              frees_dropping = 0, host_hazards = 0, host_waits = 0;
   // Single-threaded: under ThreadSanitizer (several times slower, and with
   // nothing to find here) 300 cases keep the run well inside its limit.
 #if defined(__SANITIZE_THREAD__)
@@ -272,7 +288,9 @@ TEST_CASE("check: vector-clock order equals the brute-force closure on random st
     while (s.commands.size() < length) {
       command c = g.next(in_rp, queues);
       if (c.kind == command_kind::signal_semaphore) c.value = ++sem_value;
-      if (c.kind == command_kind::wait_semaphore) c.value = sem_value == 0 ? 1 : 1 + g.pick(static_cast<std::uint32_t>(sem_value));
+      if (c.kind == command_kind::wait_semaphore || c.kind == command_kind::host_wait) {
+        c.value = sem_value == 0 ? 1 : 1 + g.pick(static_cast<std::uint32_t>(sem_value));
+      }
       if (c.kind == command_kind::wait_events && g.coin(85)) {
         // Mostly a valid wait: src is the OR of its events' set masks (the
         // checker refuses a wait on an unset event or with other stages).
@@ -338,6 +356,14 @@ TEST_CASE("check: vector-clock order equals the brute-force closure on random st
     std::vector<hazard> got = ck.hazards();
     std::sort(got.begin(), got.end());
     hazards_seen += got.size();
+    for (const hazard& h : got) {
+      if (s.commands[h.first].kind == command_kind::host_access || s.commands[h.second].kind == command_kind::host_access) {
+        ++host_hazards;
+      }
+    }
+    for (const command& c : s.commands) {
+      if (c.kind == command_kind::host_wait) ++host_waits;
+    }
     if (got != ref.hazards()) {
       std::string diff;
       for (const hazard& h : ref.hazards()) {
@@ -383,6 +409,10 @@ TEST_CASE("check: vector-clock order equals the brute-force closure on random st
     forgotten_passes += lean.forgotten_render_passes();
     if (!ps.empty()) CHECK_FALSE(lean.happens_before(ps.front(), ps.back()));
   }
+  // Host commands took part: hazards with a host side, and host waits.
+  INFO("hazards with a host access: " << host_hazards << ", host waits: " << host_waits);
+  CHECK(host_hazards > static_cast<std::size_t>(cases) / 10);
+  CHECK(host_waits > static_cast<std::size_t>(cases) / 10);
   // Frees dropped live records, so comparisons across a free were made.
   INFO("frees that dropped records: " << frees_dropping);
   CHECK(frees_dropping > static_cast<std::size_t>(cases) / 10);

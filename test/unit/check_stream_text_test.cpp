@@ -59,6 +59,9 @@ end_render_pass a
 signal a semaphore=s value=3
 wait b semaphore=s value=2 stages=VERTEX_SHADER|COMPUTE_SHADER
 submit b
+host name=upload write=HOST:HOST_WRITE:buf[0:16] read=HOST:HOST_READ:img
+barrier a src=COMPUTE_SHADER dst=HOST buffer=SHADER_WRITE:HOST_READ:buf
+host_wait semaphore=s value=3 name=fence
 free buf name=destroy_buf
 free img
 )";
@@ -83,6 +86,18 @@ free img
     CHECK(p.barriers.size() == q.barriers.size());
     CHECK(p.value == q.value);
   }
+  const command& host = first->commands[first->commands.size() - 5];
+  CHECK(host.kind == command_kind::host_access);
+  REQUIRE(host.accesses.size() == 2);
+  CHECK(host.accesses[0].stage == stage::host);
+  CHECK(host.accesses[0].access == access_type::host_write);
+  CHECK(host.accesses[1].access == access_type::host_read);
+  CHECK(first->commands[first->commands.size() - 4].dst_stages == host_stage_bit);
+  CHECK(first->commands[first->commands.size() - 4].barriers[0].dst_access == bit(access_type::host_read));
+  const command& host_wait = first->commands[first->commands.size() - 3];
+  CHECK(host_wait.kind == command_kind::host_wait);
+  CHECK(host_wait.value == 3);
+  CHECK(host_wait.label == "fence");
   const command& freed = first->commands[first->commands.size() - 2];
   CHECK(freed.kind == command_kind::free_resource);
   CHECK(freed.label == "destroy_buf");
@@ -130,6 +145,10 @@ TEST_CASE("stream_text: bad input is rejected with the line it is on", "[check][
       {"queue g\nfree b[0:4]\n", 2},                        // a whole resource, not a range
       {"queue g\nfree b name=x stages=TOP\n", 2},
       {"queue g\nfree b stages=TOP\n", 2},
+      {"queue g\nhost\n", 2},                                // no access
+      {"queue g\nhost g write=HOST:HOST_WRITE:b\n", 2},      // no queue on the host
+      {"queue g\nhost_wait semaphore=s\n", 2},               // no value
+      {"queue g\nhost read=HOST|TRANSFER:HOST_READ:b\n", 2},
   };
   for (const bad& b : cases) {
     auto r = parse_stream(b.text);

@@ -120,7 +120,17 @@
 //   - Free: free_resource(R) drops R's records; nothing after it is
 //     compared with an access or barrier item of R from before it (a later
 //     use of R is a new resource). The device being done with R is not
-//     checked (host synchronization is not modelled).
+//     checked (a free names no fence: nothing says when the host did it).
+//   - The host: one timeline (scope) in stream order, its commands ordered
+//     and coherent with one another (host_k_: what precedes the next
+//     one). A host_wait joins the first signal reaching its value and
+//     invalidates nothing; a host access is checked from host_k_. A
+//     submit after host commands is recorded as a barrier from HOST to
+//     ALL_COMMANDS on its queue whose K also holds host_k_, flushing
+//     HOST_WRITE and invalidating every access (GLOBAL): Vulkan's host write
+//     ordering guarantee. Device writes become visible to the host only by
+//     a barrier with dst HOST and HOST_READ ordered before the host's read
+//     (through a signal and a host_wait).
 //   - Retirement: a record p is retired by the first later command with a
 //     write or transition w covering p's range, compared with p in `<` (not
 //     `<_region`), with no hazard against p (a read p also by a covering
@@ -649,6 +659,7 @@ class checker {
       ci.k[1] = ci.k[0];
     }
     for (owner& ow : owners_) ow.k[1] = ow.k[0];
+    host_k_[1] = host_k_[0];
     for (auto& [scope, ks] : chain_k_) ks[1] = ks[0];
     for (auto& [sem, list] : signals_) {
       for (auto& sig : list) sig.second[1] = sig.second[0];
@@ -671,6 +682,10 @@ class checker {
   bool act_member(std::uint32_t a, stage x, const view& v) const {
     const cmd_info& ci = cmds_[a];
     const auto s = static_cast<std::size_t>(x);
+    if (s >= stage_count) {
+      // A host command: the host's timeline holds only `every` positions.
+      return any_entry(v, ci.qall, [&](const detail::clock_entry& e) { return e.every >= ci.idx; });
+    }
     if (any_entry(v, ci.qall, [&](const detail::clock_entry& e) { return e.act[s] >= ci.idx || e.every >= ci.idx; })) {
       return true;
     }
@@ -774,6 +789,15 @@ class checker {
     return u;
   }
 
+  // What precedes the host's next command: its own earlier commands and
+  // whatever its waits joined in.
+  view host_view(std::size_t r) const {
+    view v;
+    v.r = r;
+    v.add(&host_k_[kept_relation(r)]);
+    return v;
+  }
+
   view owner_view(std::size_t r, std::uint32_t o) const {
     view v;
     v.r = r;
@@ -786,7 +810,8 @@ class checker {
   status validate(const command& c) const;
   status validate_wait_events(const command& c) const;
   void record_action(const command& c, std::uint32_t id);
-  void record_sync(const command& c, std::uint32_t id);
+  void record_sync(const command& c, std::uint32_t id, bool host_submit = false);
+  void record_host(const command& c);
   void begin_rp(const command& c, std::uint32_t id);
   void enter_subpass(queue_state& q, std::uint32_t j);
   void finish_subpass(queue_state& q);
@@ -900,6 +925,7 @@ class checker {
     for (auto& [scope, ks] : chain_k_) {
       for (vclock& k : ks) drop_dead_scopes(k);
     }
+    for (vclock& k : host_k_) drop_dead_scopes(k);
   }
   // Calls f on every global and per-`resource` record after `seq`, in
   // record order, until f returns true; returns whether it did.
@@ -1012,6 +1038,11 @@ class checker {
   std::vector<char> dead_;  // by scope: a forgotten render pass's (no history)
   std::size_t dead_count_ = 0, purged_dead_count_ = 0;
   bool region_split_ = false;  // relations()
+  // The host's timeline: its scope, how many host commands so far, and what
+  // precedes its next command (per relation).
+  std::uint32_t host_scope_ = 0;
+  std::uint32_t host_pos_ = 0;
+  std::array<vclock, 2> host_k_{};
   std::uint32_t seq_ = 0;
   std::uint32_t rp_instances_ = 0;
   std::size_t max_clock_ = 0;
@@ -1050,9 +1081,30 @@ inline status checker::validate_wait_events(const command& c) const {
 }
 
 inline status checker::validate(const command& c) const {
+  // Not a queue's commands: their queue index means nothing.
   if (c.kind == command_kind::free_resource) {
-    // Not a queue's command: its queue index means nothing.
     if (c.resource == global_resource) return error(errc::invalid_argument, "free names one resource, not GLOBAL");
+    return {};
+  }
+  if (c.kind == command_kind::host_access) {
+    if (c.accesses.empty()) return error(errc::invalid_argument, "a host command needs at least one access");
+    for (const memory_access& a : c.accesses) {
+      if (a.stage != stage::host || (bit(a.access) & host_access_types) == 0) {
+        return error(errc::invalid_argument, "a host command's accesses are HOST_READ / HOST_WRITE at HOST");
+      }
+      if (a.mem.is_global() || a.mem.empty()) {
+        return error(errc::invalid_argument, "an access needs a non-empty resource range");
+      }
+    }
+    return {};
+  }
+  if (c.kind == command_kind::host_wait) {
+    auto it = signals_.find(c.semaphore);
+    if (it == signals_.end() || it->second.empty() || it->second.back().first < c.value) {
+      return error(errc::failed_precondition,
+                   "host wait before any signal reaching its value (the stream must be in an executable order)",
+                   c.value);
+    }
     return {};
   }
   if (c.queue > 4096) return error(errc::out_of_range, "queue index too large", c.queue);
@@ -1075,6 +1127,10 @@ inline status checker::validate(const command& c) const {
       for (const memory_access& a : c.accesses) {
         if (a.stage == stage::top_of_pipe || a.stage == stage::bottom_of_pipe) {
           return error(errc::invalid_argument, "no memory access happens at TOP_OF_PIPE or BOTTOM_OF_PIPE");
+        }
+        if (a.stage == stage::host || (static_cast<std::size_t>(a.access) < access_type_count &&
+                                        (bit(a.access) & host_access_types) != 0)) {
+          return error(errc::invalid_argument, "HOST accesses belong to host commands, not to a queue's action");
         }
         if (static_cast<std::size_t>(a.stage) >= stage_count ||
             static_cast<std::size_t>(a.access) >= access_type_count) {
@@ -1168,7 +1224,9 @@ inline status checker::validate(const command& c) const {
     case command_kind::submit:
       if (in_rp) return error(errc::failed_precondition, "submit inside a render pass");
       return {};
-    case command_kind::free_resource: return {};  // checked above
+    case command_kind::free_resource:
+    case command_kind::host_access:
+    case command_kind::host_wait: return {};  // checked above
   }
   return error(errc::invalid_argument, "unknown command kind");
 }
@@ -1179,6 +1237,10 @@ inline status checker::append(const command& c) {
   if (status s = validate(c); !s) return s;
   if (c.kind == command_kind::free_resource) {
     free_resource(c);
+    return {};
+  }
+  if (c.kind == command_kind::host_access || c.kind == command_kind::host_wait) {
+    record_host(c);
     return {};
   }
   while (q_.size() <= c.queue) {
@@ -1205,7 +1267,21 @@ inline status checker::append(const command& c) {
       enter_subpass(q_[c.queue], q_[c.queue].subpass + 1);
       break;
     case command_kind::end_render_pass: end_rp(q_[c.queue]); break;
-    case command_kind::submit: break;
+    case command_kind::submit:
+      // After host commands: the submission's memory dependency on them
+      // (Vulkan's host write ordering guarantee), recorded as a barrier
+      // from HOST (its K is the host's clock) to every later command of
+      // this queue, flushing host writes and invalidating for all.
+      if (host_pos_ != 0) {
+        command sync;
+        sync.kind = command_kind::pipeline_barrier;
+        sync.queue = c.queue;
+        sync.src_stages = host_stage_bit;
+        sync.dst_stages = all_commands_bit;
+        sync.barriers = {{bit(access_type::host_write), all_access, global_memory, false}};
+        record_sync(sync, id, true);
+      }
+      break;
     default: record_sync(c, id); break;
   }
   retire();
@@ -1300,7 +1376,7 @@ inline std::uint32_t checker::make_owner(bool is_dep, std::uint32_t command, std
   return static_cast<std::uint32_t>(owners_.size() - 1);
 }
 
-inline void checker::record_sync(const command& c, std::uint32_t id) {
+inline void checker::record_sync(const command& c, std::uint32_t id, bool host_submit) {
   queue_state& q = q_[c.queue];
   cmd_info& ci = cmds_[id];
   // Execution scopes (edges) take the logically earlier / later stages;
@@ -1384,6 +1460,7 @@ inline void checker::record_sync(const command& c, std::uint32_t id) {
       }
       default: break;
     }
+    if (host_submit) K.join(host_k_[r]);
     if (dead_count_ != 0) drop_dead_scopes(K);
     max_clock_ = std::max(max_clock_, K.size());
     if (options_.history) ci.k[r] = intern(rs_[r], K);
@@ -1675,7 +1752,8 @@ inline bool checker::valid(point p) const noexcept {
     case point::part::src:
       return k != command_kind::action && k != command_kind::begin_render_pass &&
              k != command_kind::next_subpass && k != command_kind::end_render_pass &&
-             k != command_kind::submit && k != command_kind::free_resource;
+             k != command_kind::submit && k != command_kind::free_resource &&
+             k != command_kind::host_access && k != command_kind::host_wait;
     case point::part::dst:
       return k == command_kind::pipeline_barrier || k == command_kind::wait_events ||
              k == command_kind::wait_semaphore;
@@ -1762,8 +1840,11 @@ inline bool checker::visible(const record& w, std::size_t r, std::uint32_t targe
 
 inline void checker::check_access(std::uint32_t c, const memory_access& x, std::uint32_t rp) {
   const std::uint32_t x_fb = framebuffer_local(x) ? rp : none;
-  std::array<view, 2> views{own_view(0, c, x.stage), view{}};
-  if (region_split_) {
+  const bool host_x = x.stage == stage::host;
+  std::array<view, 2> views{host_x ? host_view(0) : own_view(0, c, x.stage), view{}};
+  if (host_x) {
+    views[1] = host_view(1);
+  } else if (region_split_) {
     views[1] = own_view(1, c, x.stage);
   } else {
     views[1] = views[0];  // the same clocks (relations())
@@ -1789,10 +1870,12 @@ inline void checker::check_access(std::uint32_t c, const memory_access& x, std::
         const std::size_t rr = trans ? 0 : r;
         const view& vv = views[rr];
         const bool ordered = trans ? owner_member(p.owner, vv) : act_member(p.command, p.st, vv);
+        // The host's accesses are coherent with one another (one timeline).
+        const bool host_pair = host_x && p.st == stage::host;
         if (!ordered) {
           h.kind = x.write() ? hazard_kind::write_after_write_race : hazard_kind::read_after_write_race;
           report(h);
-        } else if (!visible(p, rr, none, vv, c, x.stage, x.access, true, ov)) {
+        } else if (!host_pair && !visible(p, rr, none, vv, c, x.stage, x.access, true, ov)) {
           h.kind = x.write() ? hazard_kind::write_without_visibility : hazard_kind::read_without_visibility;
           report(h);
         } else if (x.write()) {
@@ -1942,6 +2025,46 @@ inline void checker::check_transition(const record& t) {
 // invalidate stays out of race checks but is kept, like every flush, while
 // a live write older than it may still need it to become visible. Flushes
 // and invalidates older than every live write of their resource go.
+// A host command: one position on the host's timeline. A wait joins the
+// clock of the first signal reaching its value (and invalidates nothing); an
+// access is checked against the records like a device access, seen from the
+// host's clock, then recorded at HOST. Either way the host's later commands
+// (and submits) follow it.
+inline void checker::record_host(const command& c) {
+  if (host_scope_ == 0) host_scope_ = new_scope();
+  const auto id = static_cast<std::uint32_t>(cmds_.size());
+  cmd_info ci;
+  ci.kind = c.kind;
+  ci.queue = c.queue;
+  ci.qall = host_scope_;
+  ci.local = host_scope_;
+  ci.idx = ++host_pos_;
+  cmds_.push_back(ci);
+  if (c.kind == command_kind::host_wait) {
+    const auto& list = signals_[c.semaphore];
+    const auto first = std::lower_bound(list.begin(), list.end(), c.value,
+                                        [](const auto& sig, std::uint64_t v) { return sig.first < v; });
+    for (std::size_t r = 0; r < relations(); ++r) host_k_[r].join(clock_at(r, first->second[r]));
+  } else {
+    for (const memory_access& a : c.accesses) check_access(id, a, none);
+    for (const memory_access& a : c.accesses) {
+      record rec{a.write() ? record::type::write : record::type::read};
+      rec.seq = seq_++;
+      rec.command = id;
+      rec.st = a.stage;
+      rec.acc = a.access;
+      rec.mem = a.mem;
+      add_record(rec);
+    }
+  }
+  for (std::size_t r = 0; r < relations(); ++r) {
+    if (dead_count_ != 0) drop_dead_scopes(host_k_[r]);
+    detail::raise(host_k_[r].at(host_scope_).every, ci.idx);
+    max_clock_ = std::max(max_clock_, host_k_[r].size());
+  }
+  retire();
+}
+
 // A freed resource's records go: nothing after the free is compared with
 // its earlier life (a later access to the same id is a new resource, as a
 // reused Vulkan handle is). What they pinned (a barrier's clocks, a closed

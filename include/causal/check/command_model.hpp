@@ -15,7 +15,7 @@
 // adds DRAW_INDIRECT .. COLOR_ATTACHMENT_OUTPUT and ALL_COMMANDS adds those
 // plus COMPUTE_SHADER and TRANSFER. Neither adds TOP_OF_PIPE or
 // BOTTOM_OF_PIPE (as in the reference formulation of Vulkan's dependency
-// rules that the checker follows). HOST is not modelled. That is a mask's
+// rules that the checker follows); neither adds HOST. That is a mask's
 // *access* scope: Vulkan's access scopes hold only the stages a mask names.
 // Its *execution* scope is wider (the specification's "pipeline stage
 // order"): a source mask also covers every logically earlier stage and a
@@ -34,6 +34,17 @@
 // TRANSFER covers only itself. source_scope_stages / destination_scope_stages
 // compute these sets; the checker and the reference use them for every
 // execution edge and extract_stages for every flush and invalidate.
+//
+// The host. HOST (bit 14, after BOTTOM_OF_PIPE; no queue runs it) is the
+// stage of host commands: host_access (the host reads or writes mapped
+// memory, HOST_READ / HOST_WRITE) and host_wait (vkWaitSemaphores, or a
+// fence written as a semaphore signalled once). The host is one timeline in
+// stream order, its accesses ordered and coherent with one another. A
+// queue's `submit` after host commands follows all of them and makes their
+// writes visible to every later command of that queue (Vulkan's host write
+// ordering guarantee). A host_wait follows the signal it waits for but makes
+// nothing visible: device writes reach the host only through a barrier
+// with destination HOST and HOST_READ before the signal, as Vulkan says.
 //
 // Memory. A range names a resource and a half-open box [x0,x1) x [y0,y1): a
 // buffer uses x for bytes (y is the whole axis), an image uses x for mip
@@ -83,9 +94,14 @@ enum class stage : std::uint8_t {
   compute_shader,
   transfer,
   bottom_of_pipe,
+  host,  ///< the host's reads and writes of device memory (not a pipeline stage)
 };
 
+/// The device pipeline stages (TOP_OF_PIPE .. BOTTOM_OF_PIPE): what a queue's
+/// clocks track. HOST is after them and is no queue's stage.
 inline constexpr std::size_t stage_count = 14;
+/// Every stage with a name, HOST included.
+inline constexpr std::size_t named_stage_count = 15;
 
 /// A VkPipelineStageFlags-compatible mask (bit i = stage i; the two
 /// pseudo-stages below use Vulkan's bit values).
@@ -93,7 +109,8 @@ using stage_mask = std::uint32_t;
 
 inline constexpr stage_mask all_graphics_bit = 0x8000u;
 inline constexpr stage_mask all_commands_bit = 0x10000u;
-inline constexpr stage_mask valid_stage_bits = 0x3fffu | all_graphics_bit | all_commands_bit;
+inline constexpr stage_mask host_stage_bit = 0x4000u;
+inline constexpr stage_mask valid_stage_bits = 0x3fffu | host_stage_bit | all_graphics_bit | all_commands_bit;
 
 [[nodiscard]] constexpr stage_mask bit(stage s) noexcept {
   return stage_mask{1} << static_cast<unsigned>(s);
@@ -104,9 +121,10 @@ using stage_set = std::uint16_t;
 
 inline constexpr stage_set all_stages_set = 0x3fff;
 
-/// The concrete stages of `mask`, with ALL_GRAPHICS and ALL_COMMANDS expanded.
+/// The concrete stages of `mask`, with ALL_GRAPHICS and ALL_COMMANDS expanded
+/// (neither includes HOST: Vulkan's ALL_COMMANDS is what a queue runs).
 [[nodiscard]] constexpr stage_set extract_stages(stage_mask mask) noexcept {
-  stage_set out = static_cast<stage_set>(mask & 0x3fffu);
+  stage_set out = static_cast<stage_set>(mask & (0x3fffu | host_stage_bit));
   if ((mask & all_graphics_bit) != 0) out |= 0x07fe;  // DRAW_INDIRECT..COLOR_ATTACHMENT_OUTPUT
   if ((mask & all_commands_bit) != 0) out |= 0x1ffe;  // ... plus COMPUTE_SHADER, TRANSFER
   return out;
@@ -182,7 +200,7 @@ inline constexpr logical_stage_order logical_order = make_logical_stage_order();
 inline constexpr stage_set framebuffer_stages =
     (1u << 7) | (1u << 8) | (1u << 9) | (1u << 10);
 
-inline constexpr std::array<std::string_view, stage_count> stage_names = {
+inline constexpr std::array<std::string_view, named_stage_count> stage_names = {
     "TOP_OF_PIPE",
     "DRAW_INDIRECT",
     "VERTEX_INPUT",
@@ -197,6 +215,7 @@ inline constexpr std::array<std::string_view, stage_count> stage_names = {
     "COMPUTE_SHADER",
     "TRANSFER",
     "BOTTOM_OF_PIPE",
+    "HOST",
 };
 
 [[nodiscard]] constexpr std::string_view to_string(stage s) noexcept {
@@ -205,8 +224,9 @@ inline constexpr std::array<std::string_view, stage_count> stage_names = {
 
 //===-- access types --------------------------------------------------------===//
 
-/// Access types, in VkAccessFlagBits order (HOST_* and MEMORY_* omitted:
-/// MEMORY_READ / MEMORY_WRITE exist only as mask shorthands).
+/// Access types, in VkAccessFlagBits order (MEMORY_* omitted: MEMORY_READ /
+/// MEMORY_WRITE exist only as mask shorthands). HOST_READ and HOST_WRITE
+/// happen only at the HOST stage, in host commands.
 enum class access_type : std::uint8_t {
   indirect_command_read,
   index_read,
@@ -221,16 +241,19 @@ enum class access_type : std::uint8_t {
   depth_stencil_attachment_write,
   transfer_read,
   transfer_write,
+  host_read,
+  host_write,
 };
 
-inline constexpr std::size_t access_type_count = 13;
+inline constexpr std::size_t access_type_count = 15;
 
 /// A mask of access types (bit i = access_type i).
 using access_mask = std::uint32_t;
 
-inline constexpr access_mask all_write_access = (1u << 6) | (1u << 8) | (1u << 10) | (1u << 12);
-inline constexpr access_mask all_read_access = 0x1fffu & ~all_write_access;
-inline constexpr access_mask all_access = 0x1fffu;
+inline constexpr access_mask all_write_access = (1u << 6) | (1u << 8) | (1u << 10) | (1u << 12) | (1u << 14);
+inline constexpr access_mask all_read_access = 0x7fffu & ~all_write_access;
+inline constexpr access_mask all_access = 0x7fffu;
+inline constexpr access_mask host_access_types = (1u << 13) | (1u << 14);
 
 [[nodiscard]] constexpr access_mask bit(access_type a) noexcept {
   return access_mask{1} << static_cast<unsigned>(a);
@@ -253,6 +276,8 @@ inline constexpr std::array<std::string_view, access_type_count> access_names = 
     "DEPTH_STENCIL_ATTACHMENT_WRITE",
     "TRANSFER_READ",
     "TRANSFER_WRITE",
+    "HOST_READ",
+    "HOST_WRITE",
 };
 
 [[nodiscard]] constexpr std::string_view to_string(access_type a) noexcept {
@@ -315,6 +340,8 @@ enum class command_kind : std::uint8_t {
   wait_semaphore,     ///< at a submission boundary: blocks `dst_stages` after it
   submit,             ///< a command-buffer boundary (grouping only)
   free_resource,      ///< the end of `resource`'s life (vkDestroyBuffer / vkDestroyImage): no queue
+  host_access,        ///< the host reads / writes mapped memory (accesses at HOST): no queue
+  host_wait,          ///< the host waits for a semaphore value (vkWaitSemaphores, a fence): no queue
 };
 
 [[nodiscard]] constexpr std::string_view to_string(command_kind k) noexcept {
@@ -331,6 +358,8 @@ enum class command_kind : std::uint8_t {
     case command_kind::wait_semaphore: return "wait";
     case command_kind::submit: return "submit";
     case command_kind::free_resource: return "free";
+    case command_kind::host_access: return "host";
+    case command_kind::host_wait: return "host_wait";
   }
   return "unknown";
 }
@@ -387,6 +416,8 @@ struct subpass_dependency {
 ///   signal_semaphore   semaphore, value
 ///   wait_semaphore     semaphore, value, dst_stages
 ///   free_resource      resource (queue unused)
+///   host_access        accesses, all at HOST with HOST_READ / HOST_WRITE (queue unused)
+///   host_wait          semaphore, value (queue unused)
 struct command {
   command_kind kind = command_kind::action;
   std::uint32_t queue = 0;

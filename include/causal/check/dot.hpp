@@ -74,7 +74,11 @@ inline point last_point(const checker& ck, std::uint32_t c) {
     out += "  subgraph cluster_q" + std::to_string(q) + " {\n    label=\"queue " + dot_escape(s.queues[q]) + "\";\n";
     std::uint32_t prev = 0xffffffffu;
     for (std::uint32_t c = 0; c < n; ++c) {
-      if (s.commands[c].queue != q || s.commands[c].kind == command_kind::free_resource) continue;
+      const command_kind k = s.commands[c].kind;
+      if (s.commands[c].queue != q || k == command_kind::free_resource || k == command_kind::host_access ||
+          k == command_kind::host_wait) {
+        continue;  // no queue's commands
+      }
       std::string label = command_label(s, c);
       const command& cmd = s.commands[c];
       if (cmd.kind == command_kind::pipeline_barrier || cmd.kind == command_kind::wait_events) {
@@ -89,6 +93,16 @@ inline point last_point(const checker& ck, std::uint32_t c) {
     }
     out += "  }\n";
   }
+  // The host's commands, in their own cluster (they are on no queue).
+  std::string host_nodes;
+  for (std::uint32_t c = 0; c < n; ++c) {
+    const command_kind k = s.commands[c].kind;
+    if (k != command_kind::host_access && k != command_kind::host_wait) continue;
+    host_nodes += "    c" + std::to_string(c) + " [label=\"" + dot_escape(command_label(s, c)) + "\"";
+    if (hot.count(c) != 0) host_nodes += ", style=filled, fillcolor=\"#f4b6b6\"";
+    host_nodes += ", shape=hexagon];\n";
+  }
+  if (!host_nodes.empty()) out += "  subgraph cluster_host {\n    label=\"host\";\n" + host_nodes + "  }\n";
   for (std::uint32_t c = 0; c < n; ++c) {
     if (!ck.valid(detail::first_point(ck, c))) continue;
     for (std::uint32_t q = 0; q < s.queues.size(); ++q) {

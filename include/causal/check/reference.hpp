@@ -11,7 +11,9 @@
 // Nodes: 14 per action command (its stages); per sync command 14 SRC-stage
 // nodes, SRC, PRE_TRANS, POST_TRANS, DST, 14 DST-stage nodes and one node
 // per flush, transition and invalidate; per subpass 14 SRC and 14 DST
-// stage nodes; per subpass dependency src, flush, node, invalidate, dst.
+// stage nodes; per subpass dependency src, flush, node, invalidate, dst;
+// one node per host command, chained in stream order (a submit after host
+// commands is laid out as the checker records it: a barrier from HOST).
 // Closure: a bitset of predecessors per node, filled in topological order.
 //
 // Thread safety: const members may be called concurrently.
@@ -42,6 +44,21 @@ namespace check {
 class reference_graph {
  public:
   explicit reference_graph(const stream& s) : s_(s) {
+    // A submit after host commands is the submission's memory dependency on
+    // them (the checker's model): a barrier from HOST to every later
+    // command of its queue, flushing host writes and invalidating for all,
+    // whose SRC also follows the host's commands (edges()).
+    eff_ = s.commands;
+    bool host_seen = false;
+    for (command& c : eff_) {
+      if (c.kind == command_kind::host_access || c.kind == command_kind::host_wait) host_seen = true;
+      if (c.kind != command_kind::submit || !host_seen) continue;
+      c.kind = command_kind::pipeline_barrier;
+      c.src_stages = host_stage_bit;
+      c.dst_stages = all_commands_bit;
+      c.barriers = {{bit(access_type::host_write), all_access, global_memory, false}};
+      host_submits_.push_back(static_cast<std::uint32_t>(&c - eff_.data()));
+    }
     layout();
     for (std::size_t r = 0; r < 2; ++r) {
       edges(r);
@@ -79,8 +96,14 @@ class reference_graph {
     std::uint32_t fb_rp = none;
   };
 
+  // The queue index of host commands: no queue's (they are in no queue scope).
+  static constexpr std::uint32_t host_queue = 0xfffffffeu;
+  static bool is_host(command_kind k) {
+    return k == command_kind::host_access || k == command_kind::host_wait;
+  }
+
   struct cmd_layout {
-    std::uint32_t base = none;  // action: stage nodes; sync: SRCX nodes
+    std::uint32_t base = none;  // action: stage nodes; sync: SRCX nodes; host: its one node
     std::uint32_t queue = 0;
     std::uint32_t qpos = 0;      // position in its queue
     std::uint32_t rp = none;     // render pass instance when inside
@@ -119,7 +142,7 @@ class reference_graph {
   static constexpr std::uint32_t SRCX = 0, DSTX = 14, SRC = 28, PRE = 29, POST = 30, DST = 31;
 
   void layout() {
-    const auto& cs = s_.commands;
+    const auto& cs = eff_;
     lay_.resize(cs.size());
     std::vector<std::uint32_t> qpos(s_.queues.size() + 1, 0);
     std::vector<std::uint32_t> open_rp;
@@ -127,6 +150,12 @@ class reference_graph {
     for (std::uint32_t i = 0; i < cs.size(); ++i) {
       const command& c = cs[i];
       if (c.kind == command_kind::free_resource) {  // no queue, no nodes
+        cmd_order_.push_back(order);
+        continue;
+      }
+      if (is_host(c.kind)) {  // one node on the host's timeline
+        lay_[i].queue = host_queue;
+        lay_[i].base = alloc(1);
         cmd_order_.push_back(order);
         continue;
       }
@@ -237,7 +266,27 @@ class reference_graph {
 
   void edges(std::size_t r) {
     succ_[r].assign(n_, {});
-    const auto& cs = s_.commands;
+    const auto& cs = eff_;
+    // The host: its commands in stream order; a host wait follows the first
+    // signal reaching its value; a submit after host commands follows them.
+    std::uint32_t last_host = none;
+    for (std::uint32_t i = 0; i < cs.size(); ++i) {
+      if (is_host(cs[i].kind)) {
+        if (last_host != none) edge(r, lay_[last_host].base, lay_[i].base);
+        if (cs[i].kind == command_kind::host_wait) {
+          for (std::uint32_t a = 0; a < i; ++a) {
+            const command& y = cs[a];
+            if (y.kind == command_kind::signal_semaphore && y.semaphore == cs[i].semaphore && y.value >= cs[i].value) {
+              edge(r, lay_[a].base + DST, lay_[i].base);
+              break;
+            }
+          }
+        }
+        last_host = i;
+      } else if (std::binary_search(host_submits_.begin(), host_submits_.end(), i) && last_host != none) {
+        edge(r, lay_[last_host].base, lay_[i].base + SRC);
+      }
+    }
     const std::uint32_t nc = static_cast<std::uint32_t>(cs.size());
     // Does the scope of sync command `b` (its queue, or its subpass) hold `a`?
     auto in_scope_of = [&](std::uint32_t b, std::uint32_t a) {
@@ -449,9 +498,13 @@ class reference_graph {
   };
 
   void find_hazards() {
-    const auto& cs = s_.commands;
+    const auto& cs = eff_;
     std::vector<acc_ref> accs;
     for (std::uint32_t i = 0; i < cs.size(); ++i) {
+      if (cs[i].kind == command_kind::host_access) {
+        for (const memory_access& a : cs[i].accesses) accs.push_back({i, lay_[i].base, cmd_order_[i], a, none});
+        continue;
+      }
       if (cs[i].kind != command_kind::action) continue;
       for (const memory_access& a : cs[i].accesses) {
         const std::uint32_t fb = framebuffer_local(a) ? lay_[i].rp : none;
@@ -502,7 +555,8 @@ class reference_graph {
           if (!p.a.write()) retire_at(acc_retired[i], w.command);
           continue;
         }
-        if (!p.a.write() || flushed_and_invalidated(0, p.node, p.a.stage, p.a.access, w.node, w.a.stage, w.a.access, p.a.mem)) {
+        if (!p.a.write() || host_pair(p, w) ||
+            flushed_and_invalidated(0, p.node, p.a.stage, p.a.access, w.node, w.a.stage, w.a.access, p.a.mem)) {
           retire_at(acc_retired[i], w.command);
         }
       }
@@ -548,7 +602,8 @@ class reference_graph {
             hazards_.push_back(make(x.a.write() ? hazard_kind::write_after_write_race : hazard_kind::read_after_write_race,
                                     p.command, x.command, sbit(p.a.stage), sbit(x.a.stage), bit(p.a.access),
                                     bit(x.a.access), ov));
-          } else if (!flushed_and_invalidated(r, p.node, p.a.stage, p.a.access, x.node, x.a.stage, x.a.access, ov)) {
+          } else if (!host_pair(p, x) &&
+                     !flushed_and_invalidated(r, p.node, p.a.stage, p.a.access, x.node, x.a.stage, x.a.access, ov)) {
             hazards_.push_back(make(x.a.write() ? hazard_kind::write_without_visibility : hazard_kind::read_without_visibility,
                                     p.command, x.command, sbit(p.a.stage), sbit(x.a.stage), bit(p.a.access),
                                     bit(x.a.access), ov));
@@ -659,6 +714,11 @@ class reference_graph {
     std::sort(warnings_.begin(), warnings_.end());
   }
 
+  // The host's accesses are coherent with one another (one timeline).
+  static bool host_pair(const acc_ref& a, const acc_ref& b) {
+    return a.a.stage == stage::host && b.a.stage == stage::host;
+  }
+
   static stage_set sbit(stage s) { return static_cast<stage_set>(1u << static_cast<unsigned>(s)); }
   static hazard make(hazard_kind k, std::uint32_t a, std::uint32_t b, stage_set sa, stage_set sb, access_mask aa,
                      access_mask ab, memory_range ov) {
@@ -704,6 +764,8 @@ class reference_graph {
   }
 
   const stream& s_;
+  std::vector<command> eff_;                 // the stream, host submits as barriers
+  std::vector<std::uint32_t> host_submits_;  // which commands those are (sorted)
   std::uint32_t n_ = 0;
   std::uint32_t owner_id_ = 0;
   std::vector<cmd_layout> lay_;

@@ -18,6 +18,10 @@
 // commands), barrier, set_event, reset_event, wait_events,
 // begin_render_pass, next_subpass, end_render_pass, signal, wait, submit,
 // and `free RES [name=L]` (the end of resource RES's life: no queue).
+// Host commands name no queue either: `host read=HOST:HOST_READ:MEM
+// write=HOST:HOST_WRITE:MEM [name=L]` (the host reading or writing mapped
+// memory) and `host_wait semaphore=S value=N [name=L]` (vkWaitSemaphores,
+// or a fence as a semaphore signalled once).
 // The second word is the queue. Then key=value words:
 //   name=L                       label used in reports
 //   read=STAGE:ACCESS:MEM  write=STAGE:ACCESS:MEM          (actions)
@@ -163,7 +167,7 @@ inline bool parse_stage(std::string_view s, stage_mask& m) {
     m |= all_commands_bit;
     return true;
   }
-  for (std::size_t i = 0; i < stage_count; ++i) {
+  for (std::size_t i = 0; i < named_stage_count; ++i) {
     if (stage_names[i] == s) {
       m |= stage_mask{1} << i;
       return true;
@@ -336,7 +340,8 @@ class name_table {
   static constexpr std::array<std::string_view, 13> command_words = {
       "queue", "draw", "dispatch", "copy", "clear", "fill", "update", "action", "barrier", "set_event",
       "reset_event", "wait_events", "begin_render_pass"};
-  static constexpr std::string_view more_command_words = "next_subpass end_render_pass signal wait submit free";
+  static constexpr std::string_view more_command_words =
+      "next_subpass end_render_pass signal wait submit free host host_wait";
   auto bad_stages = [&](std::string_view val, const char* msg) {
     stage_mask ignored = 0;
     std::string_view bad;
@@ -447,19 +452,27 @@ class name_table {
       s.commands.push_back(std::move(c));
       if (eol == text.size()) break;
       continue;
+    } else if (verb == "host") {
+      c.kind = command_kind::host_access;
+    } else if (verb == "host_wait") {
+      c.kind = command_kind::host_wait;
     } else {
       return fail_name("unknown command word",
                        detail::unknown_name_text("command word", verb, command_words, more_command_words));
     }
-    if (words.size() < 2) return fail("a command needs a queue name after the command word");
-    bool found_queue = false;
-    for (std::size_t i = 0; i < s.queues.size(); ++i) {
-      if (s.queues[i] == words[1]) {
-        c.queue = static_cast<std::uint32_t>(i);
-        found_queue = true;
+    // Host commands name no queue: their keys start right after the word.
+    const bool on_host = c.kind == command_kind::host_access || c.kind == command_kind::host_wait;
+    if (!on_host) {
+      if (words.size() < 2) return fail("a command needs a queue name after the command word");
+      bool found_queue = false;
+      for (std::size_t i = 0; i < s.queues.size(); ++i) {
+        if (s.queues[i] == words[1]) {
+          c.queue = static_cast<std::uint32_t>(i);
+          found_queue = true;
+        }
       }
+      if (!found_queue) return fail("undeclared queue (declare it with `queue <name>` first)");
     }
-    if (!found_queue) return fail("undeclared queue (declare it with `queue <name>` first)");
     if (s.commands.size() >= limits.max_commands) {
       return over("more commands than the limit (stream_limits::max_commands)", "commands", limits.max_commands);
     }
@@ -478,7 +491,7 @@ class name_table {
       }
       return false;
     };
-    for (std::size_t w = 2; w < words.size(); ++w) {
+    for (std::size_t w = on_host ? 1 : 2; w < words.size(); ++w) {
       const std::string_view word = words[w];
       const std::string_view word_key = word.substr(0, word.find('='));
       if (duplicate_key(word_key)) {
@@ -496,7 +509,7 @@ class name_table {
       if (eq == std::string_view::npos) return fail("expected key=value");
       const std::string_view key = word.substr(0, eq);
       const std::string_view val = word.substr(eq + 1);
-      const bool is_action = c.kind == command_kind::action;
+      const bool is_action = c.kind == command_kind::action || c.kind == command_kind::host_access;
       const bool has_barriers = c.kind == command_kind::pipeline_barrier || c.kind == command_kind::wait_events;
       if (key == "name") {
         if (!detail::valid_name(val)) return fail("bad name (letters, digits, _ - . only; 1..64 characters)");
@@ -509,7 +522,9 @@ class name_table {
           return fail_name("unknown pipeline stage",
                            detail::unknown_name_text("stage", parts[0], stage_names, stage_aliases));
         }
-        if (std::popcount(m) != 1 || (m & 0x3fffu) == 0) return fail("an access names exactly one pipeline stage");
+        if (std::popcount(m) != 1 || (m & (0x3fffu | host_stage_bit)) == 0) {
+          return fail("an access names exactly one pipeline stage");
+        }
         access_mask am = 0;
         if (!detail::parse_access_mask(parts[1], am)) return bad_access(parts[1], "unknown access type");
         if (std::popcount(am) != 1) return fail("an access names exactly one access type");
@@ -594,8 +609,8 @@ class name_table {
         }
         if (c.dependencies.size() >= 256) return error(errc::capacity_exceeded, "more than 256 deps", line_no);
         c.dependencies.push_back(d);
-      } else if (key == "semaphore" &&
-                 (c.kind == command_kind::signal_semaphore || c.kind == command_kind::wait_semaphore)) {
+      } else if (key == "semaphore" && (c.kind == command_kind::signal_semaphore ||
+                                        c.kind == command_kind::wait_semaphore || c.kind == command_kind::host_wait)) {
         if (!detail::valid_name(val)) return fail("bad semaphore name");
         std::uint32_t id = 0;
         if (!semaphore_names.intern(val, limits.max_names, id)) {
@@ -603,8 +618,8 @@ class name_table {
         }
         c.semaphore = id;
         have_semaphore = true;
-      } else if (key == "value" &&
-                 (c.kind == command_kind::signal_semaphore || c.kind == command_kind::wait_semaphore)) {
+      } else if (key == "value" && (c.kind == command_kind::signal_semaphore ||
+                                     c.kind == command_kind::wait_semaphore || c.kind == command_kind::host_wait)) {
         if (!detail::parse_u64(val, c.value)) return fail("value=N needs a decimal number");
         have_value = true;
       } else {
@@ -618,9 +633,13 @@ class name_table {
                          "key '" + std::string(key) + "' is not valid for `" + std::string(verb) + "`");
       }
     }
-    if ((c.kind == command_kind::signal_semaphore || c.kind == command_kind::wait_semaphore) &&
+    if ((c.kind == command_kind::signal_semaphore || c.kind == command_kind::wait_semaphore ||
+         c.kind == command_kind::host_wait) &&
         (!have_semaphore || !have_value)) {
-      return fail("signal/wait need semaphore= and value=");
+      return fail("signal/wait/host_wait need semaphore= and value=");
+    }
+    if (c.kind == command_kind::host_access && c.accesses.empty()) {
+      return fail("host needs read= or write= (HOST:HOST_READ:MEM, HOST:HOST_WRITE:MEM)");
     }
     if (c.kind == command_kind::begin_render_pass && !have_subpasses) return fail("begin_render_pass needs subpasses=N");
     if (c.kind == command_kind::pipeline_barrier && (c.src_stages == 0 || c.dst_stages == 0)) {
@@ -649,7 +668,7 @@ class name_table {
     if (!out.empty()) out += '|';
     out += n;
   };
-  for (std::size_t i = 0; i < stage_count; ++i) {
+  for (std::size_t i = 0; i < named_stage_count; ++i) {
     if ((m >> i & 1u) != 0) add(stage_names[i]);
   }
   if ((m & all_graphics_bit) != 0) add("ALL_GRAPHICS");
@@ -703,11 +722,14 @@ class name_table {
       continue;
     }
     out += c.kind == command_kind::action ? "action" : std::string(to_string(c.kind));
-    out += ' ';
-    out += name(s.queues, c.queue);
+    if (c.kind != command_kind::host_access && c.kind != command_kind::host_wait) {
+      out += ' ';
+      out += name(s.queues, c.queue);
+    }
     if (!c.label.empty()) out += " name=" + c.label;
     switch (c.kind) {
       case command_kind::action:
+      case command_kind::host_access:
         for (const memory_access& a : c.accesses) {
           out += a.write() ? " write=" : " read=";
           out += std::string(to_string(a.stage)) + ":" + std::string(to_string(a.access)) + ":" + memory_text(s, a.mem);
@@ -747,6 +769,7 @@ class name_table {
         break;
       case command_kind::signal_semaphore:
       case command_kind::wait_semaphore:
+      case command_kind::host_wait:
         out += " semaphore=" + name(s.semaphores, c.semaphore) + " value=" + std::to_string(c.value);
         if (c.kind == command_kind::wait_semaphore) out += " stages=" + stages_text(c.dst_stages);
         break;
@@ -760,7 +783,7 @@ class name_table {
 namespace detail {
 inline std::string stage_set_text(stage_set s) {
   std::string out;
-  for (std::size_t i = 0; i < stage_count; ++i) {
+  for (std::size_t i = 0; i < named_stage_count; ++i) {
     if ((s >> i & 1u) == 0) continue;
     if (!out.empty()) out += '|';
     out += stage_names[i];
@@ -775,9 +798,14 @@ inline std::string stage_set_text(stage_set s) {
   out += ": ";
   auto side = [&](std::uint32_t c, stage_set st, access_mask a) {
     std::string t = command_label(s, c);
-    if (c < s.commands.size() && c < s.commands.size()) {
-      const std::uint32_t q = s.commands[c].queue;
-      if (q < s.queues.size()) t += " (" + s.queues[q] + ")";
+    if (c < s.commands.size()) {
+      const command& cmd = s.commands[c];
+      const std::uint32_t q = cmd.queue;
+      if (cmd.kind == command_kind::host_access || cmd.kind == command_kind::host_wait) {
+        t += " (host)";
+      } else if (q < s.queues.size()) {
+        t += " (" + s.queues[q] + ")";
+      }
     }
     if (st != 0) t += " " + detail::stage_set_text(st);
     if (a != 0) t += " " + access_text(a);
