@@ -808,6 +808,14 @@ class checker {
   //===-- recording steps --------------------------------------------------===//
 
   status validate(const command& c) const;
+  // A wait (a queue's or the host's) needs an earlier signal reaching its value.
+  status signalled(const command& c, const char* message) const {
+    const auto it = signals_.find(c.semaphore);
+    if (it == signals_.end() || it->second.empty() || it->second.back().first < c.value) {
+      return error(errc::failed_precondition, message, c.value);
+    }
+    return {};
+  }
   status validate_wait_events(const command& c) const;
   void record_action(const command& c, std::uint32_t id);
   void record_sync(const command& c, std::uint32_t id, bool host_submit = false);
@@ -1099,13 +1107,7 @@ inline status checker::validate(const command& c) const {
     return {};
   }
   if (c.kind == command_kind::host_wait) {
-    auto it = signals_.find(c.semaphore);
-    if (it == signals_.end() || it->second.empty() || it->second.back().first < c.value) {
-      return error(errc::failed_precondition,
-                   "host wait before any signal reaching its value (the stream must be in an executable order)",
-                   c.value);
-    }
-    return {};
+    return signalled(c, "host wait before any signal reaching its value (the stream must be in an executable order)");
   }
   if (c.queue > 4096) return error(errc::out_of_range, "queue index too large", c.queue);
   const bool in_rp = c.queue < q_.size() && q_[c.queue].in_rp;
@@ -1213,13 +1215,8 @@ inline status checker::validate(const command& c) const {
     case command_kind::wait_semaphore: {
       if (in_rp) return error(errc::failed_precondition, "semaphore operations are not allowed inside a render pass");
       if (extract_stages(c.dst_stages) == 0) return error(errc::invalid_argument, "a semaphore wait needs dst stages");
-      auto it = signals_.find(c.semaphore);
-      if (it == signals_.end() || it->second.empty() || it->second.back().first < c.value) {
-        return error(errc::failed_precondition,
-                     "semaphore wait before any signal reaching its value (the stream must be in an executable order)",
-                     c.value);
-      }
-      return {};
+      return signalled(c, "semaphore wait before any signal reaching its value (the stream must be in an executable "
+                          "order)");
     }
     case command_kind::submit:
       if (in_rp) return error(errc::failed_precondition, "submit inside a render pass");
