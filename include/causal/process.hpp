@@ -86,8 +86,12 @@
 //                callback, the dependents' drains and release. An error
 //                recorded by fail()/cancel() is published with the FAILED
 //                bit (release) and read after observing it (acquire).
-// Blocking/allocation: nothing here blocks or allocates. wake, suspend,
-//                cancel and fail are one CAS loop on the state word; an
+// Blocking/allocation: nothing here blocks or allocates, except that a
+//                completer that finds an error claimed but not yet
+//                published (a fail() or cancel() between its claim and
+//                the store that publishes it) spins, then yields, until it
+//                is. wake, suspend, cancel and fail are one CAS loop on
+//                the state word (and one fetch_or to publish); an
 //                inline resolution (cancel of a suspended process) runs the
 //                completion callback and wakes dependents on the caller.
 //                wake_all(span) is one CAS loop per entry and hands the
@@ -118,6 +122,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <thread>
 #include <type_traits>
 
 CAUSAL_BEGIN_NAMESPACE
@@ -623,9 +628,17 @@ class alignas(CAUSAL_CACHELINE_SIZE) process {
   }
 
   /// Claims the error slot (ERROR_CLAIM, in the state word so that a
-  /// completer's CAS sees a claim in flight), writes `e`, then publishes it
-  /// with the FAILED bit. Returns false when an error was claimed before or
-  /// the process completed first (it keeps the status it completed with).
+  /// completer's claim of DONE sees a claim in flight), writes `e`, then
+  /// publishes it with the FAILED bit. Returns false when an error was
+  /// claimed before or the process completed first (it keeps the status it
+  /// completed with).
+  ///
+  /// A claim, once made, is always published, even if DONE is claimed in
+  /// between, and a completer that saw it waits for it (completion_error):
+  /// a recorder that found the claim (a fail() from the drain, the error a
+  /// failed predecessor passes on) has backed off for it, so a claim
+  /// dropped at DONE would let the process complete successfully with both
+  /// errors lost.
   bool record_error(const error& e) noexcept {
     namespace sb = detail::state_bits;
     std::uint64_t s = state_.load(std::memory_order_relaxed);
@@ -635,13 +648,27 @@ class alignas(CAUSAL_CACHELINE_SIZE) process {
                                            std::memory_order_relaxed));
     error_ = e;
     // release: publishes error_ to the acquire loads of the state word in
-    // current_status() and in the completer's claim of DONE.
-    s = state_.load(std::memory_order_relaxed);
-    do {
-      if (s & sb::done) return false;
-    } while (!state_.compare_exchange_weak(s, s | sb::failed, std::memory_order_seq_cst,
-                                           std::memory_order_relaxed));
+    // current_status() and published_error(); seq_cst like every other
+    // update of the state word.
+    state_.fetch_or(sb::failed, std::memory_order_seq_cst);
     return true;
+  }
+
+  /// Returns the recorded error once it is published, for a caller that saw
+  /// its claim (ERROR_CLAIM) in the state word. The claimer runs no user
+  /// code between its claim and the publication (one copy of an `error`),
+  /// so this spins briefly, then yields in case the claimer lost its CPU.
+  [[nodiscard]] const error& published_error() const noexcept {
+    // acquire: pairs with the release fetch_or in record_error().
+    for (unsigned spins = 0;
+         (state_.load(std::memory_order_acquire) & detail::state_bits::failed) == 0; ++spins) {
+      if (spins < 64) {
+        detail::cpu_relax();
+      } else {
+        std::this_thread::yield();
+      }
+    }
+    return error_;
   }
 
   /// The CAS loop behind wake(): see wake_outcome.
@@ -716,6 +743,7 @@ struct process_access {
   }
   static scope_core* scope(const process& p) noexcept { return p.scope_; }
   static const error& stored_error(const process& p) noexcept { return p.error_; }
+  static const error& published_error(const process& p) noexcept { return p.published_error(); }
   static wake_outcome try_wake(process& p, std::uint32_t n) noexcept { return p.try_wake(n); }
   static bool record_error(process& p, const error& e) noexcept { return p.record_error(e); }
   static scope_link& link(process& p) noexcept { return p.scope_link_; }
@@ -726,10 +754,13 @@ struct process_access {
 inline constexpr error cancelled_error{errc::cancelled, "process cancelled"};
 
 /// Returns the error a completer reports, given the state word it saw when
-/// it claimed DONE (acquire): the recorded error, errc::cancelled for a
-/// cancellation whose error is not published yet, or nullptr for success.
+/// it claimed DONE (acquire): the recorded error (when its claim was still
+/// in flight, once record_error() has published it: the claim came before
+/// DONE, so it wins), errc::cancelled for a cancellation with no error
+/// recorded, or nullptr for success.
 inline const error* completion_error(const process& p, std::uint64_t seen) noexcept {
   if (seen & state_bits::failed) [[unlikely]] return &process_access::stored_error(p);
+  if (seen & state_bits::error_claim) [[unlikely]] return &process_access::published_error(p);
   if (seen & state_bits::cancelled) [[unlikely]] return &cancelled_error;
   return nullptr;
 }

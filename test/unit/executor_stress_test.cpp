@@ -17,7 +17,9 @@
 //     failed or was cancelled;
 //   - the same graphs on an executor whose Traits::atomic yields at random
 //     (a chaos atomic, STYLE b.8), and with scope::cancel_all racing the run;
-//   - wake racing cancel on suspended processes: exactly one completion.
+//   - wake racing cancel on suspended processes: exactly one completion;
+//   - fail() in a drain racing cancel(): the process completes with the
+//     error whose claim won, never successfully.
 //
 // CAUSAL_STRESS_SCALE (default 1) multiplies the round counts;
 // CAUSAL_TEST_SEED seeds the random graphs.
@@ -782,5 +784,129 @@ TEST_CASE("stress: wake racing cancel on a suspended process completes it exactl
     const errc expected = cancel_won.load() ? errc::cancelled : errc::ok;
     bad += static_cast<errc>(c.code.load()) != expected;
   }
+  CHECK(bad == 0);
+}
+
+namespace {
+/// For two threads that meet: spins while the other is about to come (so
+/// that what they do next races closely), yields past that, so that a
+/// preempted one is not starved.
+void pause_or_yield(std::uint32_t spins) noexcept {
+  if (spins < 4096) {
+    causal::detail::cpu_relax();
+  } else {
+    std::this_thread::yield();
+  }
+}
+}  // namespace
+
+TEST_CASE("stress: fail() in a drain racing cancel() completes with the error that won",
+          "[stress][cancel][fail]") {
+  // The drain calls fail() while another thread calls cancel(), their
+  // error claims nanoseconds apart. Exactly one claim wins and the process
+  // completes with that error, which current_status() reports too: fail()
+  // returning false means the cancel's claim came first, so the process
+  // completes cancelled and cancel() returned true. The random graphs met
+  // the other outcome now and then: the cancel's claim lost to the DONE
+  // that followed the drain and was dropped, fail() had backed off for it,
+  // and the process completed successfully with both errors lost.
+  const std::uint32_t w = GENERATE(1u, 2u);
+  const std::uint32_t budget = GENERATE(1u, 2u);
+  CAPTURE(w, budget);
+  struct racer {
+    std::atomic<bool> claimed{false};
+    std::atomic<bool> inside{false};
+    std::atomic<bool> go{false};
+    std::atomic<int> fail_won{-1};
+    std::atomic<int> completions{0};
+    std::atomic<int> releases{0};
+    std::atomic<int> code{-1};
+    std::uint32_t drain_delay = 0;
+    process p;
+  };
+  causal::executor ex(executor_options{.worker_count = w});
+  const auto watched = watch(ex, "executor");
+  rng r{test_seed() ^ (0xfa11ull * w + budget)};
+  const int rounds = scaled(4000);
+  std::atomic<racer*> current{nullptr};
+  std::atomic<bool> cancel_won{false};
+  std::atomic<int> cancels_done{0};
+  std::atomic<bool> stop{false};
+  std::thread canceller([&] {
+    rng cr{test_seed() ^ 0xca11ull ^ w};
+    for (int round = 0;; ++round) {
+      racer* x = nullptr;
+      for (std::uint32_t spins = 0; (x = current.load(std::memory_order_acquire)) == nullptr ||
+                                    !x->inside.load(std::memory_order_acquire);
+           ++spins) {
+        if (stop.load(std::memory_order_acquire)) return;
+        pause_or_yield(spins);
+      }
+      // Log-uniform delays on both sides sweep the offset between the two
+      // claims over the scales that matter, with or without TSan.
+      const std::uint64_t delay = cr.below(std::uint64_t{1} << cr.below(7));
+      x->go.store(true, std::memory_order_release);
+      for (std::uint64_t k = 0; k < delay; ++k) causal::detail::cpu_relax();
+      cancel_won.store(x->p.cancel(), std::memory_order_relaxed);
+      current.store(nullptr, std::memory_order_relaxed);
+      cancels_done.store(round + 1, std::memory_order_release);
+    }
+  });
+  int bad = 0;
+  for (int round = 0; round < rounds; ++round) {
+    auto owned = std::make_unique<racer>();
+    racer& x = *owned;
+    x.drain_delay = static_cast<std::uint32_t>(r.below(std::uint64_t{1} << r.below(7)));
+    x.p.set_user_data(&x);
+    x.p.set_wake_budget(budget);
+    x.p.set_drain([](process& self, worker_context&) noexcept {
+      auto* y = static_cast<racer*>(self.user_data());
+      // With budget 2 a second drainer may come in: only the first races.
+      if (y->claimed.exchange(true)) return drain_result::idle();
+      y->inside.store(true, std::memory_order_release);
+      for (std::uint32_t spins = 0; !y->go.load(std::memory_order_acquire); ++spins) {
+        pause_or_yield(spins);
+      }
+      for (std::uint32_t k = 0; k < y->drain_delay; ++k) causal::detail::cpu_relax();
+      y->fail_won.store(self.fail(error{errc::device_lost, "racing fail"}) ? 1 : 0);
+      return drain_result::complete();
+    });
+    x.p.set_completion([](process& self, status s) noexcept {
+      auto* y = static_cast<racer*>(self.user_data());
+      y->code.store(static_cast<int>(s.code()));
+      y->completions.fetch_add(1);
+    });
+    x.p.set_release([](process& self) noexcept {
+      static_cast<racer*>(self.user_data())->releases.fetch_add(1, std::memory_order_release);
+    });
+    current.store(&x, std::memory_order_release);
+    ex.submit(x.p);
+    if (!eventually([&] {
+          return x.releases.load(std::memory_order_acquire) == 1 &&
+                 cancels_done.load(std::memory_order_acquire) == round + 1;
+        })) {
+      // The executor may still hold it: leak it rather than free what it
+      // may touch (eventually() wrote the dump); a drain still waiting
+      // for the canceller must not outlast it.
+      x.go.store(true, std::memory_order_release);
+      (void)owned.release();
+      ++bad;
+      break;
+    }
+    const errc code = static_cast<errc>(x.code.load());
+    const bool fail_won = x.fail_won.load() == 1;
+    const bool ok = x.completions.load() == 1 && x.fail_won.load() != -1 &&
+                    (fail_won ? code == errc::device_lost
+                              : code == errc::cancelled && cancel_won.load()) &&
+                    x.p.current_status().code() == code;
+    if (!ok && ++bad <= 5) {
+      UNSCOPED_INFO("round " << round << ": fail() " << (fail_won ? "won" : "lost")
+                             << ", cancel() " << (cancel_won.load() ? "won" : "lost")
+                             << ", completed with " << causal::to_string(code) << ", status "
+                             << causal::to_string(x.p.current_status().code()));
+    }
+  }
+  stop.store(true, std::memory_order_release);
+  canceller.join();
   CHECK(bad == 0);
 }
