@@ -820,6 +820,19 @@ class checker {
   void record_action(const command& c, std::uint32_t id);
   void record_sync(const command& c, std::uint32_t id, bool host_submit = false);
   void record_host(const command& c);
+  // Records command `id`'s accesses (render pass instance `rp`, or none).
+  void record_accesses(const command& c, std::uint32_t id, std::uint32_t rp) {
+    for (const memory_access& a : c.accesses) {
+      record rec{a.write() ? record::type::write : record::type::read};
+      rec.seq = seq_++;
+      rec.command = id;
+      rec.st = a.stage;
+      rec.acc = a.access;
+      rec.mem = a.mem;
+      rec.fb_rp = framebuffer_local(a) ? rp : none;
+      add_record(rec);
+    }
+  }
   void begin_rp(const command& c, std::uint32_t id);
   void enter_subpass(queue_state& q, std::uint32_t j);
   void finish_subpass(queue_state& q);
@@ -1345,16 +1358,7 @@ inline void checker::record_action(const command& c, std::uint32_t id) {
       report(h);
     }
   }
-  for (const memory_access& a : c.accesses) {
-    record rec{a.write() ? record::type::write : record::type::read};
-    rec.seq = seq_++;
-    rec.command = id;
-    rec.st = a.stage;
-    rec.acc = a.access;
-    rec.mem = a.mem;
-    rec.fb_rp = framebuffer_local(a) ? ci.rp_instance : none;
-    add_record(rec);
-  }
+  record_accesses(c, id, ci.rp_instance);
 }
 
 inline std::uint32_t checker::make_owner(bool is_dep, std::uint32_t command, std::uint32_t target,
@@ -2044,15 +2048,7 @@ inline void checker::record_host(const command& c) {
     for (std::size_t r = 0; r < relations(); ++r) host_k_[r].join(clock_at(r, first->second[r]));
   } else {
     for (const memory_access& a : c.accesses) check_access(id, a, none);
-    for (const memory_access& a : c.accesses) {
-      record rec{a.write() ? record::type::write : record::type::read};
-      rec.seq = seq_++;
-      rec.command = id;
-      rec.st = a.stage;
-      rec.acc = a.access;
-      rec.mem = a.mem;
-      add_record(rec);
-    }
+    record_accesses(c, id, none);
   }
   for (std::size_t r = 0; r < relations(); ++r) {
     if (dead_count_ != 0) drop_dead_scopes(host_k_[r]);
