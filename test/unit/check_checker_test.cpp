@@ -1007,6 +1007,57 @@ TEST_CASE("checker: freeing each frame's resources keeps records and clocks boun
   }
 }
 
+TEST_CASE("checker: a closed render pass whose draws' accesses stay live is collapsed once a queue-wide "
+          "barrier orders it",
+          "[check][render_pass]") {
+  // Fresh resources every frame, never freed: every pass keeps live
+  // records (its draw's read of buf and write of img), so none is
+  // forgotten. The passes' dependencies carry no memory access (nothing of
+  // a pass's own barriers or dependencies stays live) and the end-of-frame
+  // barrier orders everything before the next frame, so each pass's clock
+  // entry is covered by the queue's and leaves the clocks. The answers are
+  // those of the checker with history, which keeps every entry.
+  auto frames = [](int n) {
+    std::string text = "queue q\n";
+    for (int f = 0; f < n; ++f) {
+      const std::string n_ = std::to_string(f), buf = "buf" + n_, img = "img" + n_, dst = "dst" + n_;
+      text += "dispatch q write=COMPUTE_SHADER:SHADER_WRITE:" + buf + "\n";
+      text += "barrier q src=COMPUTE_SHADER dst=VERTEX_SHADER buffer=SHADER_WRITE:SHADER_READ:" + buf + "\n";
+      text += "begin_render_pass q subpasses=1 dep=EXTERNAL:0:TRANSFER:COLOR_ATTACHMENT_OUTPUT:0:0 "
+              "dep=0:EXTERNAL:COLOR_ATTACHMENT_OUTPUT:TRANSFER:0:0\n";
+      text += "draw q read=VERTEX_SHADER:SHADER_READ:" + buf + " write=COLOR_ATTACHMENT_OUTPUT:COLOR_ATTACHMENT_WRITE:" +
+              img + "\n";
+      text += "end_render_pass q\n";
+      text += "barrier q src=COLOR_ATTACHMENT_OUTPUT dst=TRANSFER transition=COLOR_ATTACHMENT_WRITE:TRANSFER_READ:" +
+              img + "\n";
+      text += "copy q read=TRANSFER:TRANSFER_READ:" + img + " write=TRANSFER:TRANSFER_WRITE:" + dst + "\n";
+      // every fifth frame a second copy races the first
+      if (f % 5 == 2) text += "copy q write=TRANSFER:TRANSFER_WRITE:" + dst + "\n";
+      text += "barrier q src=TRANSFER dst=ALL_COMMANDS buffer=TRANSFER_WRITE:MEMORY_READ:" + dst + "\n";
+    }
+    return text;
+  };
+  checked few(frames(6));  // the reference agrees on a short one
+  CHECK(few.hazards.size() == 1);
+  auto parsed = parse_stream(frames(400), nullptr, stream_limits{1u << 22, 1u << 16, 1u << 12});
+  REQUIRE(parsed.ok());
+  checker full;  // history: every pass stays in the clocks
+  checker_options o;
+  o.history = false;
+  checker lean(o);
+  for (const command& c : parsed->commands) {
+    REQUIRE(full.append(c).ok());
+    REQUIRE(lean.append(c).ok());
+  }
+  CHECK(full.hazards().size() == 80);
+  CHECK(lean.hazards() == full.hazards());
+  CHECK(lean.forgotten_render_passes() == 0);
+  CHECK(lean.live_records() >= 800);
+  CHECK(full.max_clock_entries() >= 400);
+  CHECK(lean.collapsed_clock_entries() >= 400);
+  CHECK(lean.max_clock_entries() <= 6);
+}
+
 TEST_CASE("checker: host writes reach the device through a submit, device writes reach the host through "
           "a barrier to HOST and a wait",
           "[check][host]") {

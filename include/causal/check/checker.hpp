@@ -51,8 +51,13 @@
 // queue-wide barrier). Without history a closed pass is forgotten once no
 // live record of it remains (its scopes leave the clocks later clocks are
 // built from), so clocks stay small when a frame's accesses are retired by
-// the next frame's; a pass holding a record that never retires (a read of
-// a buffer nothing writes again) is kept. Hazards are checked per resource
+// the next frame's. A closed pass whose only live records are its draws'
+// accesses (a read of a buffer nothing writes again) is collapsed instead:
+// its entry leaves each clock whose queue entry covers it (a later
+// queue-wide barrier ordered the pass), since only "did this access
+// happen before" is asked about it and the queue entry answers that. Only
+// a pass whose barriers or dependencies still own live records, or that
+// nothing queue-wide has ordered yet, stays in the clocks. Hazards are checked per resource
 // against the records that can still race: a write retires the earlier
 // accesses, transitions and invalidates it covers, follows and has nothing
 // to report against (retire(); a read retires earlier reads it covers and
@@ -365,8 +370,43 @@ class vclock {
   void erase_if(Pred&& dead) {
     std::erase_if(entries_, [&](const clock_entry& e) { return dead(e.scope); });
   }
+  template <class Pred>
+  [[nodiscard]] bool any_scope(Pred&& pred) const {
+    return std::any_of(entries_.begin(), entries_.end(), [&](const clock_entry& e) { return pred(e.scope); });
+  }
+  /// Drops each entry whose act positions its queue's "all commands"
+  /// entry in this clock already covers. `qall_of(scope)` names that
+  /// queue's scope for an entry that may go, or returns `keep`; it must
+  /// be smaller than the entry's own scope (a queue's scope is made before
+  /// any render pass on it), so it is found among the entries kept so far.
+  template <class QallOf>
+  std::size_t drop_covered(QallOf&& qall_of, std::uint32_t keep) {
+    std::size_t w = 0;
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      const std::uint32_t qs = qall_of(entries_[i].scope);
+      if (qs == keep || !covered(entries_[i], qs, w)) {
+        if (w != i) entries_[w] = entries_[i];
+        ++w;
+      }
+    }
+    const std::size_t dropped = entries_.size() - w;
+    entries_.resize(w);
+    return dropped;
+  }
 
  private:
+  bool covered(const clock_entry& e, std::uint32_t qs, std::size_t kept) const noexcept {
+    const auto end = entries_.begin() + static_cast<std::ptrdiff_t>(kept);
+    const auto it = std::lower_bound(entries_.begin(), end, qs,
+                                     [](const clock_entry& x, std::uint32_t s) { return x.scope < s; });
+    const clock_entry* q = (it != end && it->scope == qs) ? &*it : nullptr;
+    for (std::size_t s = 0; s < e.act.size(); ++s) {
+      const std::uint32_t by = q == nullptr ? 0 : std::max(q->act[s], q->every);
+      if (e.act[s] > by) return false;
+    }
+    return true;
+  }
+
   std::vector<clock_entry> entries_;
 };
 
@@ -453,6 +493,11 @@ class checker {
   /// Without history: render pass instances forgotten so far (closed, and
   /// no live record needs their scopes). A cost indicator.
   [[nodiscard]] std::size_t forgotten_render_passes() const noexcept { return dead_count_; }
+  /// Without history: clock entries of closed render passes dropped because
+  /// their queue's entry in the same clock covered them (a pass whose
+  /// accesses stay live is collapsed this way instead of forgotten). A
+  /// cost indicator.
+  [[nodiscard]] std::size_t collapsed_clock_entries() const noexcept { return collapsed_entries_; }
   /// Memory records (accesses, flushes, transitions, invalidates) still
   /// kept for later checks: bounded by the live state, not the stream's
   /// length, when every resource is synchronised (see retire()).
@@ -559,10 +604,17 @@ class checker {
   // A render pass instance: its scopes (contiguous ids) and how many live
   // records still need them (records of its commands, of its barriers and
   // dependencies). Closed and unneeded, without history, it is forgotten.
+  // Closed with only its actions' accesses live (`live_sync` 0: no flush,
+  // invalidate or transition of its barriers or dependencies), only
+  // act_member asks about its scopes; an entry of them that its queue's
+  // "all commands" entry covers in the same clock answers nothing that
+  // entry does not, and is dropped (`collapsing`: collapse_ordered()).
   struct rp_life {
     std::uint32_t first_scope = 0, scope_count = 0;
-    std::uint32_t live = 0;
+    std::uint32_t live = 0, live_sync = 0;
+    std::uint32_t qall = 0;
     bool closed = false;
+    bool collapsing = false;
   };
 
   struct dep_info {
@@ -893,7 +945,10 @@ class checker {
     } else {
       rec.rp = cmds_[rec.command].rp_instance;
     }
-    if (rec.rp != none) ++rp_life_[rec.rp].live;
+    if (rec.rp != none) {
+      ++rp_life_[rec.rp].live;
+      if (rec.owner != none) ++rp_life_[rec.rp].live_sync;
+    }
     if (rec.mem.is_global()) {
       global_records_.push_back(rec);
     } else {
@@ -906,7 +961,12 @@ class checker {
     if (rec.owner != none) release_owner(rec.owner);
     if (rec.rp != none) {
       rp_life& life = rp_life_[rec.rp];
-      if (--life.live == 0 && life.closed) forget_render_pass(rec.rp);
+      if (rec.owner != none) --life.live_sync;
+      if (--life.live == 0 && life.closed) {
+        forget_render_pass(rec.rp);
+      } else if (life.closed && life.live_sync == 0) {
+        start_collapsing(rec.rp);
+      }
     }
   }
   // Without history an owner's clocks are freed once no record names it.
@@ -926,27 +986,59 @@ class checker {
   void drop_dead_scopes(vclock& k) const {
     k.erase_if([&](std::uint32_t scope) { return scope < dead_.size() && dead_[scope] != 0; });
   }
-  // Takes forgotten render passes out of every clock that later clocks
-  // are built from (the queues' In/out state, event chains); a clock built
-  // from a semaphore signal's is cleaned as it is built.
-  void purge_dead_scopes() {
-    if (dead_count_ == purged_dead_count_) return;
+  void start_collapsing(std::uint32_t instance) {
+    rp_life& life = rp_life_[instance];
+    if (options_.history || life.collapsing) return;
+    life.collapsing = true;
+    collapsing_ = true;
+    collapse_pending_ = true;
+  }
+  // Drops from `k` the entries of collapsing render passes that their
+  // queue's entry covers (rp_life); an entry left makes the next sweep
+  // (purge_scopes) look again.
+  void drop_covered_passes(vclock& k) {
+    collapsed_entries_ += k.drop_covered(
+        [&](std::uint32_t scope) {
+          if (scope >= scope_rp_.size() || scope_rp_[scope] == none) return none;
+          const rp_life& life = rp_life_[scope_rp_[scope]];
+          return life.collapsing ? life.qall : none;
+        },
+        none);
+    if (!collapse_pending_) {
+      collapse_pending_ = k.any_scope([&](std::uint32_t scope) {
+        return scope < scope_rp_.size() && scope_rp_[scope] != none && rp_life_[scope_rp_[scope]].collapsing;
+      });
+    }
+  }
+  // Takes forgotten render passes, and the covered entries of collapsing
+  // ones, out of every clock that later clocks are built from (the queues'
+  // In/out state, event chains, the host's); a clock built from a
+  // semaphore signal's is cleaned as it is built.
+  void purge_scopes() {
+    const bool dead = dead_count_ != purged_dead_count_;
+    if (!dead && !collapse_pending_) return;
     purged_dead_count_ = dead_count_;
+    const bool collapse = collapse_pending_;
+    collapse_pending_ = false;
+    auto clean = [&](vclock& k) {
+      if (dead) drop_dead_scopes(k);
+      if (collapse) drop_covered_passes(k);
+    };
     for (queue_state& q : q_) {
       for (std::size_t r = 0; r < relations(); ++r) {
         for (auto* arr : {&q.in[r], &q.out[r], &q.in_s[r], &q.out_s[r], &q.rp_begin_out[r]}) {
-          for (vclock& k : *arr) drop_dead_scopes(k);
+          for (vclock& k : *arr) clean(k);
         }
         for (auto& arr : q.sp_dst[r]) {
-          for (vclock& k : arr) drop_dead_scopes(k);
+          for (vclock& k : arr) clean(k);
         }
-        drop_dead_scopes(q.evk[r]);
+        clean(q.evk[r]);
       }
     }
     for (auto& [scope, ks] : chain_k_) {
-      for (vclock& k : ks) drop_dead_scopes(k);
+      for (vclock& k : ks) clean(k);
     }
-    for (vclock& k : host_k_) drop_dead_scopes(k);
+    for (vclock& k : host_k_) clean(k);
   }
   // Calls f on every global and per-`resource` record after `seq`, in
   // record order, until f returns true; returns whether it did.
@@ -1058,6 +1150,10 @@ class checker {
   std::vector<rp_life> rp_life_;
   std::vector<char> dead_;  // by scope: a forgotten render pass's (no history)
   std::size_t dead_count_ = 0, purged_dead_count_ = 0;
+  std::vector<std::uint32_t> scope_rp_;  // by scope: its render pass instance, or none
+  bool collapsing_ = false;        // a render pass is collapsing (rp_life)
+  bool collapse_pending_ = false;  // and its entries may be left in the queues' clocks
+  std::size_t collapsed_entries_ = 0;
   bool region_split_ = false;  // relations()
   // The host's timeline: its scope, how many host commands so far, and what
   // precedes its next command (per relation).
@@ -1463,6 +1559,7 @@ inline void checker::record_sync(const command& c, std::uint32_t id, bool host_s
     }
     if (host_submit) K.join(host_k_[r]);
     if (dead_count_ != 0) drop_dead_scopes(K);
+    if (collapsing_) drop_covered_passes(K);
     max_clock_ = std::max(max_clock_, K.size());
     if (options_.history) ci.k[r] = intern(rs_[r], K);
   }
@@ -1580,15 +1677,18 @@ inline void checker::begin_rp(const command& c, std::uint32_t id) {
   queue_state& q = q_[c.queue];
   q.in_rp = true;
   q.rp_begin = id;
-  purge_dead_scopes();
+  purge_scopes();
   q.rp_instance = rp_instances_++;
   q.subpass_count = c.subpass_count;
   q.sp_scopes.clear();
   rp_life life;
   life.first_scope = next_scope_;
+  life.qall = q.qall;
   for (std::uint32_t i = 0; i < c.subpass_count; ++i) q.sp_scopes.push_back(new_scope());
   q.end_scope = new_scope();
   life.scope_count = next_scope_ - life.first_scope;
+  scope_rp_.resize(next_scope_, none);
+  for (std::uint32_t sc = life.first_scope; sc < next_scope_; ++sc) scope_rp_[sc] = q.rp_instance;
   rp_life_.push_back(life);
   for (std::size_t r = 0; r < relations(); ++r) {
     q.rp_begin_out[r] = q.out[r];
@@ -1739,7 +1839,11 @@ inline void checker::end_rp(queue_state& q) {
   for (std::size_t r = 0; r < relations(); ++r) q.joined_s[r] = none;
   rp_life& life = rp_life_[q.rp_instance];
   life.closed = true;
-  if (life.live == 0) forget_render_pass(q.rp_instance);
+  if (life.live == 0) {
+    forget_render_pass(q.rp_instance);
+  } else if (life.live_sync == 0) {
+    start_collapsing(q.rp_instance);
+  }
 }
 
 //===-- queries -------------------------------------------------------------===//
@@ -2052,6 +2156,7 @@ inline void checker::record_host(const command& c) {
   }
   for (std::size_t r = 0; r < relations(); ++r) {
     if (dead_count_ != 0) drop_dead_scopes(host_k_[r]);
+    if (collapsing_) drop_covered_passes(host_k_[r]);
     detail::raise(host_k_[r].at(host_scope_).every, ci.idx);
     max_clock_ = std::max(max_clock_, host_k_[r].size());
   }
