@@ -540,21 +540,34 @@ class checker {
     std::vector<std::uint32_t> sp_scopes;
     std::uint32_t end_scope = 0;
     std::array<std::array<vclock, stage_count>, 2> rp_begin_out{};
-    std::array<std::vector<std::array<vclock, stage_count>>, 2> sp_dst{};
+    // A finished subpass, for the dependencies that leave it: its In and
+    // out (moved, not copied) and, if it had an action, In[TOP] as that
+    // action saw it (`top`). Its actions' predecessors are not fed into
+    // out_s: every clock built from out_s also takes the subpass's and the
+    // queue's In, which only grow inside a subpass (the queue's In does
+    // not change during a render pass), so dep_clock() adds them instead.
+    struct subpass_done {
+      std::array<vclock, stage_count> in, out;
+      vclock top;
+      bool acted = false;
+    };
+    std::array<std::vector<subpass_done>, 2> sp_dst{};
+    std::array<vclock, 2> acted_top_s{};  // In_s[TOP] at the subpass's latest action
+    bool acted_s = false;                 // the current subpass has an action
     std::vector<std::uint32_t> deps;  // dependency ids of the open render pass
     // Per relation, the stages of In (and of the subpass's In) changed
     // since each consumer last took them in: out, out_s and evk join only
     // those (their clocks only grow, so a join of an unchanged one adds
     // nothing).
-    enum consumer : std::size_t { in_to_out, in_s_to_out, in_to_out_s, in_s_to_out_s, in_to_evk, in_s_to_evk };
-    std::array<std::array<stage_set, 6>, 2> unfed{};
+    enum consumer : std::size_t { in_to_out, in_s_to_out, in_s_top_acted, in_to_evk, in_s_to_evk };
+    std::array<std::array<stage_set, 5>, 2> unfed{};
     void changed_in(std::size_t r, std::size_t x) {
       const auto b = static_cast<stage_set>(1u << x);
-      for (std::size_t c : {in_to_out, in_to_out_s, in_to_evk}) unfed[r][c] = static_cast<stage_set>(unfed[r][c] | b);
+      for (std::size_t c : {in_to_out, in_to_evk}) unfed[r][c] = static_cast<stage_set>(unfed[r][c] | b);
     }
     void changed_in_s(std::size_t r, std::size_t x) {
       const auto b = static_cast<stage_set>(1u << x);
-      for (std::size_t c : {in_s_to_out, in_s_to_out_s, in_s_to_evk}) unfed[r][c] = static_cast<stage_set>(unfed[r][c] | b);
+      for (std::size_t c : {in_s_to_out, in_s_top_acted, in_s_to_evk}) unfed[r][c] = static_cast<stage_set>(unfed[r][c] | b);
     }
   };
 
@@ -703,6 +716,7 @@ class checker {
       q.joined_s[1] = q.joined_s[0];
       q.rp_begin_out[1] = q.rp_begin_out[0];
       q.sp_dst[1] = q.sp_dst[0];
+      q.acted_top_s[1] = q.acted_top_s[0];
       q.unfed[1] = q.unfed[0];
     }
     for (cmd_info& ci : cmds_) {
@@ -1029,9 +1043,12 @@ class checker {
         for (auto* arr : {&q.in[r], &q.out[r], &q.in_s[r], &q.out_s[r], &q.rp_begin_out[r]}) {
           for (vclock& k : *arr) clean(k);
         }
-        for (auto& arr : q.sp_dst[r]) {
-          for (vclock& k : arr) clean(k);
+        for (auto& done : q.sp_dst[r]) {
+          for (vclock& k : done.in) clean(k);
+          for (vclock& k : done.out) clean(k);
+          clean(done.top);
         }
+        clean(q.acted_top_s[r]);
         clean(q.evk[r]);
       }
     }
@@ -1413,13 +1430,14 @@ inline void checker::record_action(const command& c, std::uint32_t id) {
     const bool fresh_q = q.joined_q[r] != ci.snap_q[r] || q.joined_s[r] != ci.snap_s[r];
     if (fresh_q) {
       feed_changed(q.out[r], q.in[r], q.unfed[r][queue_state::in_to_out]);
-      if (q.in_rp) {
-        feed_changed(q.out[r], q.in_s[r], q.unfed[r][queue_state::in_s_to_out]);
-        feed_changed(q.out_s[r], q.in[r], q.unfed[r][queue_state::in_to_out_s]);
-        feed_changed(q.out_s[r], q.in_s[r], q.unfed[r][queue_state::in_s_to_out_s]);
-      }
+      if (q.in_rp) feed_changed(q.out[r], q.in_s[r], q.unfed[r][queue_state::in_s_to_out]);
       q.joined_q[r] = ci.snap_q[r];
       q.joined_s[r] = ci.snap_s[r];
+    }
+    if (q.in_rp) {
+      stage_set& top_changed = q.unfed[r][queue_state::in_s_top_acted];
+      if ((top_changed >> TOP & 1u) != 0) q.acted_top_s[r] = q.in_s[r][TOP];
+      top_changed = 0;
     }
     auto claim = [&](std::array<vclock, stage_count>& out, std::uint32_t scope) {
       for (std::size_t y = 0; y < stage_count; ++y) {
@@ -1433,6 +1451,7 @@ inline void checker::record_action(const command& c, std::uint32_t id) {
     claim(q.out[r], q.qall);
     if (q.in_rp) claim(q.out_s[r], ci.local);
   }
+  if (q.in_rp) q.acted_s = true;
   // hazards
   for (const memory_access& a : c.accesses) check_access(id, a, ci.rp_instance);
   // pairs inside the command (different stages are unordered)
@@ -1710,12 +1729,32 @@ inline checker::vclock checker::dep_clock(std::size_t r, const queue_state& q, c
   vclock k;
   if (r == 0 && d.by_region) return k;
   const stage_set src = source_scope_stages(d.src_stages);
+  if (d.src == subpass_external) {
+    for (std::size_t x = 0; x < stage_count; ++x) {
+      if ((src >> x & 1u) != 0) k.join(q.rp_begin_out[r][x]);
+    }
+    return k;
+  }
+  // The subpass's DST nodes: its In and out, and (queue_state::
+  // subpass_done) what its actions' nodes follow, pred((a, X)) = In[X] u
+  // In[TOP] of the queue and of the subpass, (a, BOTTOM) following all.
+  // The queue's In is the render pass's throughout; the subpass's only
+  // grew after its last action by what its later barriers also put in out.
+  const queue_state::subpass_done& done = q.sp_dst[r][d.src];
   for (std::size_t x = 0; x < stage_count; ++x) {
     if ((src >> x & 1u) == 0) continue;
-    if (d.src == subpass_external) {
-      k.join(q.rp_begin_out[r][x]);
-    } else {
-      k.join(q.sp_dst[r][d.src][x]);
+    k.join(done.in[x]);
+    k.join(done.out[x]);
+    if (done.acted) k.join(q.in[r][x]);
+  }
+  if (done.acted && (src & all_stages_set) != 0) {
+    k.join(q.in[r][TOP]);
+    k.join(done.top);
+    if ((src >> BOTTOM & 1u) != 0) {
+      for (std::size_t y = 0; y < stage_count; ++y) {
+        k.join(q.in[r][y]);
+        k.join(done.in[y]);
+      }
     }
   }
   return k;
@@ -1723,6 +1762,7 @@ inline checker::vclock checker::dep_clock(std::size_t r, const queue_state& q, c
 
 inline void checker::enter_subpass(queue_state& q, std::uint32_t j) {
   q.subpass = j;
+  q.acted_s = false;
   const std::uint32_t scope = q.sp_scopes[j];
   std::vector<std::uint32_t> arriving;
   for (std::uint32_t di : q.deps) {
@@ -1745,8 +1785,7 @@ inline void checker::enter_subpass(queue_state& q, std::uint32_t j) {
       q.out_s[r][x] = vclock{};
       q.changed_in_s(r, x);
     }
-    // out_s starts empty: it must take in all of In again.
-    q.unfed[r][queue_state::in_to_out_s] = all_stages_set;
+    q.acted_top_s[r] = vclock{};
     q.in_s_snap[r] = none;
     q.joined_s[r] = none;
   }
@@ -1781,25 +1820,36 @@ inline void checker::enter_subpass(queue_state& q, std::uint32_t j) {
   }
 }
 
+// The subpass's clocks move into sp_dst: enter_subpass() or the end of
+// the render pass replaces them.
 inline void checker::finish_subpass(queue_state& q) {
   for (std::size_t r = 0; r < relations(); ++r) {
-    std::array<vclock, stage_count> d;
-    for (std::size_t x = 0; x < stage_count; ++x) {
-      d[x] = q.in_s[r][x];
-      d[x].join(q.out_s[r][x]);
-    }
-    q.sp_dst[r].push_back(std::move(d));
+    queue_state::subpass_done done;
+    done.in = std::move(q.in_s[r]);
+    done.out = std::move(q.out_s[r]);
+    done.acted = q.acted_s;
+    if (q.acted_s) done.top = std::move(q.acted_top_s[r]);
+    q.sp_dst[r].push_back(std::move(done));
   }
 }
 
 inline void checker::end_rp(queue_state& q) {
   finish_subpass(q);
   const auto end_cmd = static_cast<std::uint32_t>(cmds_.size() - 1);
+  // Every clock first: dep_clock() reads the queue's In as the render pass
+  // saw it, and the loop below adds to it.
+  std::vector<std::array<vclock, 2>> leaving;
   for (std::uint32_t di : q.deps) {
     const subpass_dependency& d = deps_[di].d;
     if (d.dst != subpass_external) continue;
-    std::array<vclock, 2> kd;
-    for (std::size_t r = 0; r < relations(); ++r) kd[r] = dep_clock(r, q, d);
+    leaving.emplace_back();
+    for (std::size_t r = 0; r < relations(); ++r) leaving.back()[r] = dep_clock(r, q, d);
+  }
+  std::size_t next_leaving = 0;
+  for (std::uint32_t di : q.deps) {
+    const subpass_dependency& d = deps_[di].d;
+    if (d.dst != subpass_external) continue;
+    const std::array<vclock, 2>& kd = leaving[next_leaving++];
     const stage_set dst = destination_scope_stages(d.dst_stages);
     const stage_set dst_access_stages = extract_stages(d.dst_stages);
     for (std::size_t r = 0; r < relations(); ++r) {
