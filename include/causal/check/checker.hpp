@@ -270,9 +270,14 @@ struct hazard {
 namespace detail {
 
 struct clock_entry {
+  // Which of the three position arrays may be non-zero: a join skips the
+  // others (an entry of a subpass holds spsrc bits only, one of the
+  // queue's "outside render passes" scope only sall/sfwd).
+  enum : std::uint8_t { has_act = 1, has_sall = 2, has_sfwd = 4 };
   std::uint32_t scope = 0;
   std::uint32_t every = 0;
   stage_set spsrc = 0;
+  std::uint8_t arrays = 0;
   std::array<std::uint32_t, stage_count> act{};
   std::array<std::uint32_t, stage_count> sall{};
   std::array<std::uint32_t, stage_count> sfwd{};
@@ -341,9 +346,10 @@ class vclock {
   static void max_into(clock_entry& e, const clock_entry& f) noexcept {
     e.every = std::max(e.every, f.every);
     e.spsrc = static_cast<stage_set>(e.spsrc | f.spsrc);
-    max_positions(e.act, f.act);
-    max_positions(e.sall, f.sall);
-    max_positions(e.sfwd, f.sfwd);
+    e.arrays = static_cast<std::uint8_t>(e.arrays | f.arrays);
+    if ((f.arrays & clock_entry::has_act) != 0) max_positions(e.act, f.act);
+    if ((f.arrays & clock_entry::has_sall) != 0) max_positions(e.sall, f.sall);
+    if ((f.arrays & clock_entry::has_sfwd) != 0) max_positions(e.sfwd, f.sfwd);
   }
   // Element-wise max, four lanes at a time where the compiler has vector
   // types (the joins are most of the checker's time, and -O2 leaves this
@@ -539,7 +545,6 @@ class checker {
     std::uint32_t subpass_count = 0;
     std::vector<std::uint32_t> sp_scopes;
     std::uint32_t end_scope = 0;
-    std::array<std::array<vclock, stage_count>, 2> rp_begin_out{};
     // A finished subpass, for the dependencies that leave it: its In and
     // out (moved, not copied) and, if it had an action, In[TOP] as that
     // action saw it (`top`). Its actions' predecessors are not fed into
@@ -634,6 +639,9 @@ class checker {
     subpass_dependency d;
     std::uint32_t queue = 0;
     std::uint32_t owner = none;
+    // From EXTERNAL: its clock, built from the queue's out when the render
+    // pass begins and given up when its subpass is entered.
+    std::array<vclock, 2> from_external{};
   };
 
   struct record {
@@ -714,7 +722,7 @@ class checker {
       q.in_s_snap[1] = q.in_s_snap[0];
       q.joined_q[1] = q.joined_q[0];
       q.joined_s[1] = q.joined_s[0];
-      q.rp_begin_out[1] = q.rp_begin_out[0];
+      for (std::uint32_t di : q.deps) deps_[di].from_external[1] = deps_[di].from_external[0];
       q.sp_dst[1] = q.sp_dst[0];
       q.acted_top_s[1] = q.acted_top_s[0];
       q.unfed[1] = q.unfed[0];
@@ -903,7 +911,9 @@ class checker {
   void enter_subpass(queue_state& q, std::uint32_t j);
   void finish_subpass(queue_state& q);
   void end_rp(queue_state& q);
-  vclock dep_clock(std::size_t r, const queue_state& q, const subpass_dependency& d) const;
+  // The clock of dependency `di`'s SRC side (one call per relation for a
+  // dependency from EXTERNAL: it gives up the clock built at begin_rp).
+  vclock dep_clock(std::size_t r, const queue_state& q, std::uint32_t di);
   std::uint32_t make_owner(bool is_dep, std::uint32_t command, std::uint32_t target, stage_set dst,
                            const std::array<vclock, 2>& k, std::uint32_t fb_rp, bool by_region = false);
 
@@ -1040,7 +1050,7 @@ class checker {
     };
     for (queue_state& q : q_) {
       for (std::size_t r = 0; r < relations(); ++r) {
-        for (auto* arr : {&q.in[r], &q.out[r], &q.in_s[r], &q.out_s[r], &q.rp_begin_out[r]}) {
+        for (auto* arr : {&q.in[r], &q.out[r], &q.in_s[r], &q.out_s[r]}) {
           for (vclock& k : *arr) clean(k);
         }
         for (auto& done : q.sp_dst[r]) {
@@ -1049,6 +1059,7 @@ class checker {
           clean(done.top);
         }
         clean(q.acted_top_s[r]);
+        for (std::uint32_t di : q.deps) clean(deps_[di].from_external[r]);
         clean(q.evk[r]);
       }
     }
@@ -1442,6 +1453,7 @@ inline void checker::record_action(const command& c, std::uint32_t id) {
     auto claim = [&](std::array<vclock, stage_count>& out, std::uint32_t scope) {
       for (std::size_t y = 0; y < stage_count; ++y) {
         detail::clock_entry& e = out[y].at(scope);
+        e.arrays |= detail::clock_entry::has_act;
         detail::raise(e.act[y], ci.idx);
         detail::raise(e.act[TOP], ci.idx);
       }
@@ -1591,7 +1603,9 @@ inline void checker::record_sync(const command& c, std::uint32_t id, bool host_s
     auto feed_out = [&](std::array<vclock, stage_count>& out, std::uint32_t scope) {
       for (std::size_t x = 0; x < stage_count; ++x) {
         if (has_dst && ((dst >> x & 1u) != 0 || x == BOTTOM)) out[x].join(K);
-        detail::raise(out[x].at(scope).sall[x], ci.idx);
+        detail::clock_entry& e = out[x].at(scope);
+        e.arrays |= detail::clock_entry::has_sall;
+        detail::raise(e.sall[x], ci.idx);
       }
     };
     feed_out(q.out[r], q.qall);
@@ -1603,7 +1617,9 @@ inline void checker::record_sync(const command& c, std::uint32_t id, bool host_s
       for (std::size_t x = 0; x < stage_count; ++x) {
         if ((dst >> x & 1u) == 0) continue;
         in[x].join(K);
-        detail::raise(in[x].at(ci.local).sfwd[x], ci.idx);
+        detail::clock_entry& e = in[x].at(ci.local);
+        e.arrays |= detail::clock_entry::has_sfwd;
+        detail::raise(e.sfwd[x], ci.idx);
         if (inside) {
           q.changed_in_s(r, x);
         } else {
@@ -1709,32 +1725,36 @@ inline void checker::begin_rp(const command& c, std::uint32_t id) {
   scope_rp_.resize(next_scope_, none);
   for (std::uint32_t sc = life.first_scope; sc < next_scope_; ++sc) scope_rp_[sc] = q.rp_instance;
   rp_life_.push_back(life);
-  for (std::size_t r = 0; r < relations(); ++r) {
-    q.rp_begin_out[r] = q.out[r];
-    q.sp_dst[r].clear();
-  }
+  for (std::size_t r = 0; r < relations(); ++r) q.sp_dst[r].clear();
   q.deps.clear();
   for (const subpass_dependency& d : c.dependencies) {
     if (d.src == d.dst) continue;  // self-dependency: barriers inside the subpass do the work
     dep_info di;
     di.d = d;
     di.queue = c.queue;
-    deps_.push_back(di);
+    if (d.src == subpass_external) {
+      // Its first scope is every command before the render pass: the
+      // queue's out now (actions in the pass will add to out).
+      const stage_set src = source_scope_stages(d.src_stages);
+      for (std::size_t r = 0; r < relations(); ++r) {
+        if (r == 0 && d.by_region) continue;
+        for (std::size_t x = 0; x < stage_count; ++x) {
+          if ((src >> x & 1u) != 0) di.from_external[r].join(q.out[r][x]);
+        }
+      }
+    }
+    deps_.push_back(std::move(di));
     q.deps.push_back(static_cast<std::uint32_t>(deps_.size() - 1));
   }
   enter_subpass(q, 0);
 }
 
-inline checker::vclock checker::dep_clock(std::size_t r, const queue_state& q, const subpass_dependency& d) const {
+inline checker::vclock checker::dep_clock(std::size_t r, const queue_state& q, std::uint32_t di) {
+  const subpass_dependency& d = deps_[di].d;
   vclock k;
   if (r == 0 && d.by_region) return k;
+  if (d.src == subpass_external) return std::move(deps_[di].from_external[r]);
   const stage_set src = source_scope_stages(d.src_stages);
-  if (d.src == subpass_external) {
-    for (std::size_t x = 0; x < stage_count; ++x) {
-      if ((src >> x & 1u) != 0) k.join(q.rp_begin_out[r][x]);
-    }
-    return k;
-  }
   // The subpass's DST nodes: its In and out, and (queue_state::
   // subpass_done) what its actions' nodes follow, pred((a, X)) = In[X] u
   // In[TOP] of the queue and of the subpass, (a, BOTTOM) following all.
@@ -1770,7 +1790,7 @@ inline void checker::enter_subpass(queue_state& q, std::uint32_t j) {
   }
   std::vector<std::array<vclock, 2>> kd(arriving.size());
   for (std::size_t i = 0; i < arriving.size(); ++i) {
-    for (std::size_t r = 0; r < relations(); ++r) kd[i][r] = dep_clock(r, q, deps_[arriving[i]].d);
+    for (std::size_t r = 0; r < relations(); ++r) kd[i][r] = dep_clock(r, q, arriving[i]);
   }
   for (std::size_t r = 0; r < relations(); ++r) {
     for (std::size_t x = 0; x < stage_count; ++x) {
@@ -1843,7 +1863,7 @@ inline void checker::end_rp(queue_state& q) {
     const subpass_dependency& d = deps_[di].d;
     if (d.dst != subpass_external) continue;
     leaving.emplace_back();
-    for (std::size_t r = 0; r < relations(); ++r) leaving.back()[r] = dep_clock(r, q, d);
+    for (std::size_t r = 0; r < relations(); ++r) leaving.back()[r] = dep_clock(r, q, di);
   }
   std::size_t next_leaving = 0;
   for (std::uint32_t di : q.deps) {
