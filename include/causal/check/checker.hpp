@@ -372,6 +372,8 @@ class vclock {
   }
   [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
   [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
+  void clear() noexcept { entries_.clear(); }  // keeps the capacity
+  void swap(vclock& o) noexcept { entries_.swap(o.entries_); }
   template <class Pred>
   void erase_if(Pred&& dead) {
     std::erase_if(entries_, [&](const clock_entry& e) { return dead(e.scope); });
@@ -556,7 +558,10 @@ class checker {
       vclock top;
       bool acted = false;
     };
+    // The render pass's finished subpasses are the first `sp_done`; the
+    // slots after them keep their clocks' capacity for later passes.
     std::array<std::vector<subpass_done>, 2> sp_dst{};
+    std::uint32_t sp_done = 0;
     std::array<vclock, 2> acted_top_s{};  // In_s[TOP] at the subpass's latest action
     bool acted_s = false;                 // the current subpass has an action
     std::vector<std::uint32_t> deps;  // dependency ids of the open render pass
@@ -1053,7 +1058,8 @@ class checker {
         for (auto* arr : {&q.in[r], &q.out[r], &q.in_s[r], &q.out_s[r]}) {
           for (vclock& k : *arr) clean(k);
         }
-        for (auto& done : q.sp_dst[r]) {
+        for (std::uint32_t i = 0; i < q.sp_done && i < q.sp_dst[r].size(); ++i) {
+          auto& done = q.sp_dst[r][i];
           for (vclock& k : done.in) clean(k);
           for (vclock& k : done.out) clean(k);
           clean(done.top);
@@ -1182,6 +1188,10 @@ class checker {
   bool collapsing_ = false;        // a render pass is collapsing (rp_life)
   bool collapse_pending_ = false;  // and its entries may be left in the queues' clocks
   std::size_t collapsed_entries_ = 0;
+  // Scratch kept for its capacity (record_sync, enter_subpass).
+  std::array<vclock, 2> sync_k_scratch_{};
+  std::vector<std::uint32_t> arriving_scratch_;
+  std::vector<std::array<vclock, 2>> arriving_k_scratch_;
   bool region_split_ = false;  // relations()
   // The host's timeline: its scope, how many host commands so far, and what
   // precedes its next command (per relation).
@@ -1534,8 +1544,9 @@ inline void checker::record_sync(const command& c, std::uint32_t id, bool host_s
     ci.chain_pos = ++chain_len_[chain];
   }
 
-  std::array<vclock, 2> k;
+  std::array<vclock, 2>& k = sync_k_scratch_;  // keeps its capacity from command to command
   for (std::size_t r = 0; r < relations(); ++r) {
+    k[r].clear();
     const bool edges = !(r == 0 && ci.by_region);  // strict drops a by-region barrier's own edges
     vclock& K = k[r];
     auto& in = q.in[r];
@@ -1667,8 +1678,9 @@ inline void checker::record_sync(const command& c, std::uint32_t id, bool host_s
   }
   if (!has_dst) return;
   const std::uint32_t o = make_owner(false, id, 0, dst, k, fb);
-  std::vector<memory_barrier> mbs = c.barriers;
-  if (c.kind == command_kind::wait_semaphore) mbs.assign(1, memory_barrier{0, all_access, global_memory, false});
+  // A semaphore wait invalidates everything at its destination stages.
+  static const std::vector<memory_barrier> wait_invalidates{memory_barrier{0, all_access, global_memory, false}};
+  const std::vector<memory_barrier>& mbs = c.kind == command_kind::wait_semaphore ? wait_invalidates : c.barriers;
   for (const memory_barrier& mb : mbs) {
     if (mb.src_access == 0 || src_access_stages == 0) continue;
     record f{record::type::flush};
@@ -1725,7 +1737,7 @@ inline void checker::begin_rp(const command& c, std::uint32_t id) {
   scope_rp_.resize(next_scope_, none);
   for (std::uint32_t sc = life.first_scope; sc < next_scope_; ++sc) scope_rp_[sc] = q.rp_instance;
   rp_life_.push_back(life);
-  for (std::size_t r = 0; r < relations(); ++r) q.sp_dst[r].clear();
+  q.sp_done = 0;
   q.deps.clear();
   for (const subpass_dependency& d : c.dependencies) {
     if (d.src == d.dst) continue;  // self-dependency: barriers inside the subpass do the work
@@ -1784,28 +1796,31 @@ inline void checker::enter_subpass(queue_state& q, std::uint32_t j) {
   q.subpass = j;
   q.acted_s = false;
   const std::uint32_t scope = q.sp_scopes[j];
-  std::vector<std::uint32_t> arriving;
+  std::vector<std::uint32_t>& arriving = arriving_scratch_;
+  arriving.clear();
   for (std::uint32_t di : q.deps) {
     if (deps_[di].d.dst == j) arriving.push_back(di);
   }
-  std::vector<std::array<vclock, 2>> kd(arriving.size());
+  std::vector<std::array<vclock, 2>>& kd = arriving_k_scratch_;
+  if (kd.size() < arriving.size()) kd.resize(arriving.size());
   for (std::size_t i = 0; i < arriving.size(); ++i) {
     for (std::size_t r = 0; r < relations(); ++r) kd[i][r] = dep_clock(r, q, arriving[i]);
   }
+  // The subpass's clocks start over, in the storage the last one left.
   for (std::size_t r = 0; r < relations(); ++r) {
     for (std::size_t x = 0; x < stage_count; ++x) {
-      vclock in;
+      vclock& in = q.in_s[r][x];
+      in.clear();
       for (std::size_t i = 0; i < arriving.size(); ++i) {
         const subpass_dependency& d = deps_[arriving[i]].d;
         if (r == 0 && d.by_region) continue;
         if ((destination_scope_stages(d.dst_stages) >> x & 1u) != 0) in.join(kd[i][r]);
       }
       in.at(scope).spsrc = static_cast<stage_set>(1u << x);
-      q.in_s[r][x] = std::move(in);
-      q.out_s[r][x] = vclock{};
+      q.out_s[r][x].clear();
       q.changed_in_s(r, x);
     }
-    q.acted_top_s[r] = vclock{};
+    q.acted_top_s[r].clear();
     q.in_s_snap[r] = none;
     q.joined_s[r] = none;
   }
@@ -1840,17 +1855,21 @@ inline void checker::enter_subpass(queue_state& q, std::uint32_t j) {
   }
 }
 
-// The subpass's clocks move into sp_dst: enter_subpass() or the end of
-// the render pass replaces them.
+// The subpass's clocks are swapped into sp_dst, not copied: the queue's
+// subpass clocks get the storage of a slot an earlier pass used, which
+// enter_subpass() clears.
 inline void checker::finish_subpass(queue_state& q) {
   for (std::size_t r = 0; r < relations(); ++r) {
-    queue_state::subpass_done done;
-    done.in = std::move(q.in_s[r]);
-    done.out = std::move(q.out_s[r]);
+    if (q.sp_dst[r].size() <= q.sp_done) q.sp_dst[r].resize(q.sp_done + 1);
+    queue_state::subpass_done& done = q.sp_dst[r][q.sp_done];
+    for (std::size_t x = 0; x < stage_count; ++x) {
+      done.in[x].swap(q.in_s[r][x]);
+      done.out[x].swap(q.out_s[r][x]);
+    }
     done.acted = q.acted_s;
-    if (q.acted_s) done.top = std::move(q.acted_top_s[r]);
-    q.sp_dst[r].push_back(std::move(done));
+    done.top.swap(q.acted_top_s[r]);
   }
+  ++q.sp_done;
 }
 
 inline void checker::end_rp(queue_state& q) {
