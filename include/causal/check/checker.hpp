@@ -622,6 +622,7 @@ class checker {
     bool by_region = false;        // deps: no edges at all in `<`
     std::uint32_t rp = none;       // the render pass instance whose scopes answer for it
     std::uint32_t live = 0;        // records naming it
+    bool shares_k = false;         // k names a semaphore signal's clock, not its own
   };
 
   // A render pass instance: its scopes (contiguous ids) and how many live
@@ -919,8 +920,11 @@ class checker {
   // The clock of dependency `di`'s SRC side (one call per relation for a
   // dependency from EXTERNAL: it gives up the clock built at begin_rp).
   vclock dep_clock(std::size_t r, const queue_state& q, std::uint32_t di);
+  // `interned`: k is already kept under these ids (a semaphore signal's
+  // clock), so the owner shares it instead of keeping a copy.
   std::uint32_t make_owner(bool is_dep, std::uint32_t command, std::uint32_t target, stage_set dst,
-                           const std::array<vclock, 2>& k, std::uint32_t fb_rp, bool by_region = false);
+                           const std::array<vclock, 2>& k, std::uint32_t fb_rp, bool by_region = false,
+                           const std::array<std::uint32_t, 2>* interned = nullptr);
 
   void on_in_changed(queue_state& q, std::size_t r, bool subpass) {
     if (subpass) {
@@ -1002,7 +1006,7 @@ class checker {
   void release_owner(std::uint32_t o) {
     owner& ow = owners_[o];
     if (ow.live > 0) --ow.live;
-    if (ow.live != 0 || options_.history) return;
+    if (ow.live != 0 || options_.history || ow.shares_k) return;
     for (std::size_t r = 0; r < relations(); ++r) rs_[r].pool[ow.k[r]] = vclock{};
   }
   void forget_render_pass(std::uint32_t instance) {
@@ -1500,7 +1504,8 @@ inline void checker::record_action(const command& c, std::uint32_t id) {
 
 inline std::uint32_t checker::make_owner(bool is_dep, std::uint32_t command, std::uint32_t target,
                                          stage_set dst, const std::array<vclock, 2>& k,
-                                         std::uint32_t fb_rp, bool by_region) {
+                                         std::uint32_t fb_rp, bool by_region,
+                                         const std::array<std::uint32_t, 2>* interned) {
   owner o;
   o.by_region = by_region;
   o.is_dep = is_dep;
@@ -1509,7 +1514,12 @@ inline std::uint32_t checker::make_owner(bool is_dep, std::uint32_t command, std
   o.dst_set = dst;
   o.fb_rp = fb_rp;
   if (is_dep) o.rp = q_[cmds_[command].queue].rp_instance;
-  for (std::size_t r = 0; r < relations(); ++r) o.k[r] = intern(rs_[r], k[r]);
+  if (interned != nullptr) {
+    o.k = *interned;
+    o.shares_k = true;
+  } else {
+    for (std::size_t r = 0; r < relations(); ++r) o.k[r] = intern(rs_[r], k[r]);
+  }
   owners_.push_back(o);
   return static_cast<std::uint32_t>(owners_.size() - 1);
 }
@@ -1545,6 +1555,7 @@ inline void checker::record_sync(const command& c, std::uint32_t id, bool host_s
   }
 
   std::array<vclock, 2>& k = sync_k_scratch_;  // keeps its capacity from command to command
+  const std::array<std::uint32_t, 2>* waited_signal = nullptr;  // a semaphore wait's signal clocks
   for (std::size_t r = 0; r < relations(); ++r) {
     k[r].clear();
     const bool edges = !(r == 0 && ci.by_region);  // strict drops a by-region barrier's own edges
@@ -1594,7 +1605,10 @@ inline void checker::record_sync(const command& c, std::uint32_t id, bool host_s
         const auto& list = signals_[c.semaphore];
         const auto first = std::lower_bound(list.begin(), list.end(), c.value,
                                             [](const auto& sig, std::uint64_t v) { return sig.first < v; });
-        if (first != list.end()) K.join(clock_at(r, first->second[r]));
+        if (first != list.end()) {
+          K.join(clock_at(r, first->second[r]));
+          waited_signal = &first->second;
+        }
         break;
       }
       default: break;
@@ -1649,14 +1663,21 @@ inline void checker::record_sync(const command& c, std::uint32_t id, bool host_s
     }
     chain_k_[chain] = std::move(ck);
   }
+  // A signal's clock also covers the signal itself (`every`); its owner
+  // (the GLOBAL flush) shares that clock: the flush's queries only ask
+  // about earlier commands, which both answer alike.
+  std::array<std::uint32_t, 2> signal_ids{};
   if (c.kind == command_kind::signal_semaphore) {
-    std::array<std::uint32_t, 2> ids{};
     for (std::size_t r = 0; r < relations(); ++r) {
       vclock s = k[r];
       detail::raise(s.at(q.qall).every, ci.idx);
-      ids[r] = intern(rs_[r], s);
+      signal_ids[r] = intern(rs_[r], s);
     }
-    signals_[c.semaphore].emplace_back(c.value, ids);
+    signals_[c.semaphore].emplace_back(c.value, signal_ids);
+  }
+  // A wait's clock is its signal's unless cleaning dropped entries of it.
+  for (std::size_t r = 0; r < relations() && waited_signal != nullptr; ++r) {
+    if (k[r].size() != clock_at(r, (*waited_signal)[r]).size()) waited_signal = nullptr;
   }
 
   // Memory: flushes, transitions, invalidates.
@@ -1666,7 +1687,7 @@ inline void checker::record_sync(const command& c, std::uint32_t id, bool host_s
     check_events(id, c, k[0]);
   }
   if (c.kind == command_kind::signal_semaphore) {
-    const std::uint32_t o = make_owner(false, id, 0, 0, k, none);
+    const std::uint32_t o = make_owner(false, id, 0, 0, k, none, false, &signal_ids);
     record f{record::type::flush};
     f.seq = seq_++;
     f.command = id;
@@ -1677,7 +1698,7 @@ inline void checker::record_sync(const command& c, std::uint32_t id, bool host_s
     return;
   }
   if (!has_dst) return;
-  const std::uint32_t o = make_owner(false, id, 0, dst, k, fb);
+  const std::uint32_t o = make_owner(false, id, 0, dst, k, fb, false, waited_signal);
   // A semaphore wait invalidates everything at its destination stages.
   static const std::vector<memory_barrier> wait_invalidates{memory_barrier{0, all_access, global_memory, false}};
   const std::vector<memory_barrier>& mbs = c.kind == command_kind::wait_semaphore ? wait_invalidates : c.barriers;
