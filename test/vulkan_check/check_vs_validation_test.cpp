@@ -4,18 +4,20 @@
 // check_vs_validation: the hazard checker (<causal/check/checker.hpp>)
 // against the Khronos synchronization validation layer, the last proof
 // item of issue 10. Each scenario is one small list of steps (compute
-// dispatches, direct or indirect, buffer copies, pipeline barriers, one
-// event's set and wait, command-buffer boundaries) that is turned two ways: into causal::check's command model,
-// which the checker judges, and into real commands recorded on a VkQueue
-// (Mesa lavapipe here) under VK_LAYER_KHRONOS_validation with
-// synchronization validation, whose SYNC-HAZARD-* messages a debug
-// messenger collects. The test asserts, per scenario, that the checker
-// reports a hazard exactly when the layer does, that both match the
-// planted verdict, and that the kinds agree (checker kind -> the layer's
-// READ-AFTER-WRITE / WRITE-AFTER-READ / WRITE-AFTER-WRITE; the checker's
-// dirty-invalidate, write/invalidate and event kinds have no counterpart
-// and count only towards the verdict). Any other validation error fails
-// the test: it would mean the Vulkan half is wrong.
+// dispatches, direct or indirect, buffer copies, copies from a buffer into
+// an image and back, pipeline barriers with global, buffer and image memory
+// barriers, one event's set and wait, command-buffer boundaries) that is
+// turned two ways: into causal::check's command model, which the checker
+// judges, and into real commands recorded on a VkQueue (Mesa lavapipe here)
+// under VK_LAYER_KHRONOS_validation with synchronization validation, whose
+// SYNC-HAZARD-* messages a debug messenger collects. The test asserts, per
+// scenario, that the checker reports a hazard exactly when the layer does,
+// that both match the planted verdict, and that the kinds agree (checker
+// kind -> the layer's READ-AFTER-WRITE / WRITE-AFTER-READ /
+// WRITE-AFTER-WRITE; the checker's dirty-invalidate, write/invalidate and
+// event kinds have no counterpart and count only towards the verdict). Any
+// other validation error fails the test: it would mean the Vulkan half is
+// wrong.
 //
 // Planted hazards are mostly write-then-read and read-then-write. This
 // layer version (1.3.239) does report write-after-write between a copy and
@@ -35,6 +37,60 @@
 // covers neither): the four indirect-dispatch scenarios. Two more fix the
 // graphics order EARLY_FRAGMENT_TESTS < FRAGMENT_SHADER through barrier
 // chaining, which the layer judges even on a compute-only stream.
+//
+// BY_REGION: a barrier step may carry VK_DEPENDENCY_BY_REGION_BIT (the
+// model's `command.by_region`). Outside a render pass, where all of these
+// run, it changes nothing, since it only concerns framebuffer-space stages
+// inside one: a BY_REGION barrier orders and flushes like a plain one (two
+// clean scenarios) and hides no hazard (a BY_REGION barrier to the wrong
+// stage is still a read-after-write on both sides).
+//
+// Vulkan's rules, not stricter ones: a global invalidate before the copy's
+// write is flushed, followed by a flush and invalidate that do cover the
+// later read, is clean for the layer and for the default checker (the one
+// used here). The checker's stricter dirty-invalidate rule is opt-in
+// (checker_options::warnings); that scenario (`breaks_stricter_rule`) also
+// asserts that the rule, when asked for, flags it as a warning only.
+//
+// Images. Scenarios may use one image, I: 16x8 R32_UINT, optimal tiling,
+// one mip level and array layer, in device memory, as many bytes as a
+// buffer (model resource id 5, after the five buffers; its range is mip
+// level 0 x array layer 0). copy_to_image (vkCmdCopyBufferToImage) is a
+// TRANSFER read of its buffer and TRANSFER write of I, copy_from_image
+// (vkCmdCopyImageToBuffer) the reverse. An image barrier names its access
+// masks and old and new layout; old != new is a layout transition (the
+// model's memory_barrier with `transition` on I's range), old == new an
+// ordinary memory barrier on I. The recorder tracks I's layout: every image
+// barrier must name it as its old layout, the copies use I in it, and every
+// scenario starts with a transition from UNDEFINED, which nothing before it
+// can race (no hazard on either side). Both sides agree that an upload,
+// transition and readback synchronised with the right masks is clean, that
+// an image barrier with old == new flushes like a buffer barrier, that a
+// transition with srcAccessMask 0 right after a copy into I is a
+// write-after-write (the copy's write was never made available), and that
+// a transition whose source stages do not reach an earlier copy's read of
+// I is a write-after-read.
+//
+// Where the layer is wrong (`layer_wrong`, naming the hazard it reports and
+// why the specification disagrees), only the checker is held to the planted
+// verdict; the layer must still report that hazard, and the disagreement is
+// printed, so that a newer layer that is fixed fails the test with a
+// message saying the marker can go. One scenario has it: a copy into I,
+// then a TRANSFER->TRANSFER global barrier with srcAccessMask TRANSFER_WRITE
+// and dstAccessMask 0 (a flush alone), then a TRANSFER->TRANSFER transition
+// with srcAccessMask 0. The two barriers chain, so the flush's availability
+// operation happens before the transition, and the specification's "Image
+// Layout Transitions" section makes available memory visible to a layout
+// transition without more: no hazard, and the checker reports none. Layer
+// 1.3.239 reports SYNC-HAZARD-WRITE-AFTER-WRITE against the copy
+// ("write_barriers: 0"): it remembers of a write only the accesses barriers
+// made it visible to, so a flush with an empty dstAccessMask leaves no
+// trace and the transition's own srcAccessMask must name the write
+// (reported as Vulkan-ValidationLayers issue 6508). The same happens with
+// an image barrier with old == new layout as the flush.
+//
+// No scenario uses the HOST stage: this layer does not track host accesses
+// to mapped memory, so it could not agree or disagree.
 //
 // The stage and access bits of the command model are Vulkan 1.0's, so the
 // masks of a step go to both sides unchanged (static_asserts below).
@@ -97,13 +153,21 @@ static_assert(ck::bit(ck::access_type::transfer_write) == VK_ACCESS_TRANSFER_WRI
 constexpr std::uint32_t buffer_count = 5;   // A, B, C, D, E
 constexpr std::uint32_t buffer_bytes = 512;
 constexpr std::uint32_t half = buffer_bytes / 2;
-constexpr const char* buffer_names[buffer_count] = {"A", "B", "C", "D", "E"};
 enum : std::uint32_t { A, B, C, D, E };
 /// Every buffer starts as {2, 1, 1, 0, ...} (written by the host before
 /// any submission), so any of them can hold an indirect dispatch's group
 /// counts: 2 x 64 invocations cover the 128 words of a buffer, and the
 /// copies and dispatches of a scenario keep the words small.
 constexpr std::uint32_t indirect_args_bytes = 12;
+
+/// The one image, I: a 16x8 R32_UINT texel grid (one mip level, one array
+/// layer), as many bytes as a buffer, so a whole buffer is copied into it
+/// or out of it in one region. Its model resource id follows the buffers'.
+constexpr std::uint32_t image_id = buffer_count;
+constexpr std::uint32_t image_width = 16;
+constexpr std::uint32_t image_height = 8;
+static_assert(image_width * image_height * sizeof(std::uint32_t) == buffer_bytes);
+constexpr const char* resource_names[] = {"A", "B", "C", "D", "E", "I"};
 
 /// Bytes [offset, offset+size) of buffer `buffer`.
 struct span {
@@ -118,18 +182,43 @@ struct buffer_barrier {
   span where;
 };
 
-enum class op { dispatch, dispatch_indirect, copy, barrier, set_event, wait_events, next_command_buffer };
+/// An image memory barrier on all of I: a layout transition when
+/// `old_layout` != `new_layout`, otherwise an ordinary memory barrier on I.
+struct image_barrier {
+  ck::access_mask src_access = 0;
+  ck::access_mask dst_access = 0;
+  vk::ImageLayout old_layout = vk::ImageLayout::eUndefined;
+  vk::ImageLayout new_layout = vk::ImageLayout::eUndefined;
+  [[nodiscard]] bool transition() const { return old_layout != new_layout; }
+};
+
+enum class op {
+  dispatch,
+  dispatch_indirect,
+  copy,
+  copy_to_image,
+  copy_from_image,
+  barrier,
+  set_event,
+  wait_events,
+  next_command_buffer
+};
 
 /// One step. dispatch: copy_words reads `in`, writes `out` (COMPUTE_SHADER).
 /// dispatch_indirect: the same, its group counts read from `args`
 /// (INDIRECT_COMMAND_READ at DRAW_INDIRECT).
-/// copy: vkCmdCopyBuffer `in` -> `out` (TRANSFER). barrier: a pipeline
-/// barrier, with a global memory barrier when `global` and any buffer
-/// barriers. set_event: vkCmdSetEvent of the scenario's one event with
-/// stageMask `src_stages`. wait_events: vkCmdWaitEvents on it with
-/// `src_stages`, `dst_stages` and the memory barriers of a barrier step.
-/// next_command_buffer: end this command buffer and submit the
-/// rest in the next one (the model's `submit`).
+/// copy: vkCmdCopyBuffer `in` -> `out` (TRANSFER). copy_to_image:
+/// vkCmdCopyBufferToImage, the whole buffer `in` into all of I (a TRANSFER
+/// read of `in`, a TRANSFER write of I). copy_from_image:
+/// vkCmdCopyImageToBuffer, all of I into the whole buffer `out` (a TRANSFER
+/// read of I, a TRANSFER write of `out`). Both use I in the layout its
+/// latest image barrier left it in. barrier: a pipeline barrier, with a
+/// global memory barrier when `global`, any buffer and image barriers, and
+/// VK_DEPENDENCY_BY_REGION_BIT when `by_region`. set_event: vkCmdSetEvent
+/// of the scenario's one event with stageMask `src_stages`. wait_events:
+/// vkCmdWaitEvents on it with `src_stages`, `dst_stages` and the memory
+/// barriers of a barrier step. next_command_buffer: end this command buffer
+/// and submit the rest in the next one (the model's `submit`).
 struct step {
   op kind = op::dispatch;
   span in{};
@@ -137,10 +226,12 @@ struct step {
   span args{};
   ck::stage_mask src_stages = 0;
   ck::stage_mask dst_stages = 0;
+  bool by_region = false;
   bool global = false;
   ck::access_mask global_src = 0;
   ck::access_mask global_dst = 0;
   std::vector<buffer_barrier> buffers{};
+  std::vector<image_barrier> images{};
 };
 
 step dispatch(span in, span out) { return {.kind = op::dispatch, .in = in, .out = out}; }
@@ -148,8 +239,13 @@ step dispatch_indirect(span args, span in, span out) {
   return {.kind = op::dispatch_indirect, .in = in, .out = out, .args = {args.buffer, args.offset, indirect_args_bytes}};
 }
 step copy(span in, span out) { return {.kind = op::copy, .in = in, .out = out}; }
+step copy_to_image(span in) { return {.kind = op::copy_to_image, .in = in}; }
+step copy_from_image(span out) { return {.kind = op::copy_from_image, .out = out}; }
 step barrier(ck::stage_mask src, ck::stage_mask dst) {
   return {.kind = op::barrier, .src_stages = src, .dst_stages = dst};
+}
+step by_region_barrier(ck::stage_mask src, ck::stage_mask dst) {
+  return {.kind = op::barrier, .src_stages = src, .dst_stages = dst, .by_region = true};
 }
 step with_global(step s, ck::access_mask src, ck::access_mask dst) {
   s.global = true;
@@ -161,12 +257,18 @@ step with_buffer(step s, ck::access_mask src, ck::access_mask dst, span where) {
   s.buffers.push_back({src, dst, where});
   return s;
 }
+step with_image(step s, ck::access_mask src, ck::access_mask dst, vk::ImageLayout old_layout,
+                vk::ImageLayout new_layout) {
+  s.images.push_back({src, dst, old_layout, new_layout});
+  return s;
+}
 step set_event(ck::stage_mask stages) { return {.kind = op::set_event, .src_stages = stages}; }
 step wait_events(ck::stage_mask src, ck::stage_mask dst) {
   return {.kind = op::wait_events, .src_stages = src, .dst_stages = dst};
 }
 step next_command_buffer() { return {.kind = op::next_command_buffer}; }
 
+constexpr ck::stage_mask top_of_pipe = ck::bit(ck::stage::top_of_pipe);
 constexpr ck::stage_mask draw_indirect = ck::bit(ck::stage::draw_indirect);
 constexpr ck::stage_mask compute = ck::bit(ck::stage::compute_shader);
 constexpr ck::stage_mask fragment_shader = ck::bit(ck::stage::fragment_shader);
@@ -176,6 +278,17 @@ constexpr ck::access_mask shader_read = ck::bit(ck::access_type::shader_read);
 constexpr ck::access_mask shader_write = ck::bit(ck::access_type::shader_write);
 constexpr ck::access_mask transfer_read = ck::bit(ck::access_type::transfer_read);
 constexpr ck::access_mask transfer_write = ck::bit(ck::access_type::transfer_write);
+constexpr vk::ImageLayout undefined = vk::ImageLayout::eUndefined;
+constexpr vk::ImageLayout transfer_src = vk::ImageLayout::eTransferSrcOptimal;
+constexpr vk::ImageLayout transfer_dst = vk::ImageLayout::eTransferDstOptimal;
+
+/// A verdict this layer version gets wrong, by the specification: the
+/// layer reports `reported` (a SYNC-HAZARD-* name) where the checker,
+/// following the specification for the reason given, reports otherwise.
+struct layer_disagreement {
+  const char* reported = nullptr;
+  const char* reason = nullptr;
+};
 
 struct scenario {
   const char* name;
@@ -185,6 +298,15 @@ struct scenario {
   /// Invalid usage both sides must refuse: the checker refuses a command,
   /// and the layer reports an error (not a hazard) whose text holds this.
   const char* validation_error = nullptr;
+  /// Set (`reported` not null) where this layer version is wrong: the
+  /// checker must give the planted verdict and the layer must still report
+  /// `reported`, so that a layer that is fixed fails the test and the
+  /// marker goes.
+  layer_disagreement layer_wrong{};
+  /// The stream breaks the checker's opt-in rule that is stricter than
+  /// Vulkan's (an invalidate before the flush, checker_options::warnings):
+  /// with warnings on the checker must say so, as a warning only.
+  bool breaks_stricter_rule = false;
 };
 
 std::vector<scenario> scenarios() {
@@ -263,6 +385,71 @@ std::vector<scenario> scenarios() {
        {dispatch(a, b), set_event(compute), wait_events(compute, compute), dispatch(b, c)}, true},
       {"set_event COMPUTE, wait_events with src TRANSFER: not the set's stage mask",
        {set_event(compute), wait_events(transfer, compute)}, false, false, "VUID-vkCmdWaitEvents-srcStageMask"},
+      // BY_REGION outside a render pass changes nothing: it only concerns
+      // framebuffer-space stages inside one.
+      {"dispatch writes B, BY_REGION COMPUTE->COMPUTE barrier SHADER_WRITE->SHADER_READ on B, dispatch reads B",
+       {dispatch(a, b), with_buffer(by_region_barrier(compute, compute), shader_write, shader_read, b),
+        dispatch(b, c)},
+       false},
+      {"dispatch reads B, BY_REGION execution-only COMPUTE->TRANSFER barrier, copy writes B",
+       {dispatch(b, c), by_region_barrier(compute, transfer), copy(a, b)}, false},
+      {"dispatch writes B, BY_REGION barrier to the wrong stage (COMPUTE->TRANSFER), dispatch reads B",
+       {dispatch(a, b), with_global(by_region_barrier(compute, transfer), shader_write, transfer_read),
+        dispatch(b, c)},
+       true},
+      // Vulkan's rules, not stricter ones: an invalidate before the write
+      // is flushed is allowed, since a later flush and invalidate still
+      // make the write visible to the read.
+      {"copy writes B, TRANSFER->COMPUTE barrier 0->SHADER_READ (global: an invalidate before any flush), "
+       "TRANSFER->COMPUTE barrier TRANSFER_WRITE->SHADER_READ on B, dispatch reads B",
+       {copy(a, b), with_global(barrier(transfer, compute), 0, shader_read),
+        with_buffer(barrier(transfer, compute), transfer_write, shader_read, b), dispatch(b, c)},
+       false, false, nullptr, {}, /*breaks_stricter_rule=*/true},
+      // Image I and its layout transitions. The first use of I is a
+      // transition from UNDEFINED, which nothing before it can race.
+      {"transition I UNDEFINED->TRANSFER_DST, copy A->I, TRANSFER->TRANSFER transition TRANSFER_DST->TRANSFER_SRC "
+       "TRANSFER_WRITE->TRANSFER_READ, copy I->B",
+       {with_image(barrier(top_of_pipe, transfer), 0, transfer_write, undefined, transfer_dst), copy_to_image(a),
+        with_image(barrier(transfer, transfer), transfer_write, transfer_read, transfer_dst, transfer_src),
+        copy_from_image(b)},
+       false},
+      {"transition I UNDEFINED->TRANSFER_DST, copy A->I, TRANSFER->TRANSFER barrier TRANSFER_WRITE->TRANSFER_WRITE "
+       "on I (old == new layout: no transition), copy C->I",
+       {with_image(barrier(top_of_pipe, transfer), 0, transfer_write, undefined, transfer_dst), copy_to_image(a),
+        with_image(barrier(transfer, transfer), transfer_write, transfer_write, transfer_dst, transfer_dst),
+        copy_to_image(c)},
+       false},
+      // Ends at the transition: a read after it would also be reported
+      // by the checker against the copy's write (never flushed, so never
+      // retired by the transition), by the layer against the transition.
+      {"transition I UNDEFINED->TRANSFER_DST, copy A->I, TRANSFER->TRANSFER transition TRANSFER_DST->TRANSFER_SRC "
+       "with srcAccess 0 (the copy's write not flushed)",
+       {with_image(barrier(top_of_pipe, transfer), 0, transfer_write, undefined, transfer_dst), copy_to_image(a),
+        with_image(barrier(transfer, transfer), 0, transfer_read, transfer_dst, transfer_src)},
+       true},
+      // The racing transition must follow the first one (through the
+      // TRANSFER->COMPUTE barrier) so that the read is all it races.
+      {"transition I UNDEFINED->TRANSFER_SRC, execution-only TRANSFER->COMPUTE barrier, copy I->B, COMPUTE->TRANSFER "
+       "transition TRANSFER_SRC->TRANSFER_DST (no dependency on the copy's read)",
+       {with_image(barrier(top_of_pipe, transfer), 0, transfer_read, undefined, transfer_src),
+        barrier(transfer, compute), copy_from_image(b),
+        with_image(barrier(compute, transfer), 0, transfer_write, transfer_src, transfer_dst)},
+       true},
+      // The layer is wrong here (see the file comment): the checker's
+      // verdict is asserted, and the layer's false report is required and
+      // printed, so that a fixed layer fails the test.
+      {"transition I UNDEFINED->TRANSFER_DST, copy A->I, TRANSFER->TRANSFER barrier TRANSFER_WRITE->0 (global: the "
+       "flush), TRANSFER->TRANSFER transition TRANSFER_DST->TRANSFER_SRC with srcAccess 0, copy I->B",
+       {with_image(barrier(top_of_pipe, transfer), 0, transfer_write, undefined, transfer_dst), copy_to_image(a),
+        with_global(barrier(transfer, transfer), transfer_write, 0),
+        with_image(barrier(transfer, transfer), 0, transfer_read, transfer_dst, transfer_src), copy_from_image(b)},
+       false, false, nullptr,
+       {"SYNC-HAZARD-WRITE-AFTER-WRITE",
+        "the transition's barrier chains with the flushing barrier (TRANSFER->TRANSFER, then TRANSFER->TRANSFER), "
+        "so the copy's write is available before the transition, and by the specification's \"Image Layout "
+        "Transitions\" available memory is visible to a transition; the layer keeps only the accesses a write was "
+        "made visible to (write_barriers: 0 after dstAccessMask 0), so it wants the write in the transition's own "
+        "srcAccessMask (Vulkan-ValidationLayers issue 6508)"}},
   };
 }
 
@@ -276,10 +463,24 @@ ck::memory_range range_of(span s) {
   return m;
 }
 
+/// All of image I: mip level 0, array layer 0.
+constexpr ck::memory_range image_range{image_id, 0, 1, 0, 1};
+
+/// The model's memory barriers of a barrier or wait_events step.
+std::vector<ck::memory_barrier> memory_barriers_of(const step& st) {
+  std::vector<ck::memory_barrier> out;
+  if (st.global) out.push_back({st.global_src, st.global_dst, ck::global_memory, false});
+  for (const buffer_barrier& bb : st.buffers) out.push_back({bb.src_access, bb.dst_access, range_of(bb.where), false});
+  for (const image_barrier& ib : st.images) {
+    out.push_back({ib.src_access, ib.dst_access, image_range, ib.transition()});
+  }
+  return out;
+}
+
 ck::stream to_stream(const scenario& sc) {
   ck::stream s;
   s.queues = {"q"};
-  s.resources.assign(std::begin(buffer_names), std::end(buffer_names));
+  s.resources.assign(std::begin(resource_names), std::end(resource_names));
   s.events = {"event"};
   int n = 0;
   for (const step& st : sc.steps) {
@@ -306,15 +507,25 @@ ck::stream to_stream(const scenario& sc) {
         c.accesses = {{ck::stage::transfer, ck::access_type::transfer_read, range_of(st.in)},
                       {ck::stage::transfer, ck::access_type::transfer_write, range_of(st.out)}};
         break;
+      case op::copy_to_image:
+        c.kind = ck::command_kind::action;
+        c.label += "_copy_to_image";
+        c.accesses = {{ck::stage::transfer, ck::access_type::transfer_read, range_of(st.in)},
+                      {ck::stage::transfer, ck::access_type::transfer_write, image_range}};
+        break;
+      case op::copy_from_image:
+        c.kind = ck::command_kind::action;
+        c.label += "_copy_from_image";
+        c.accesses = {{ck::stage::transfer, ck::access_type::transfer_read, image_range},
+                      {ck::stage::transfer, ck::access_type::transfer_write, range_of(st.out)}};
+        break;
       case op::barrier:
         c.kind = ck::command_kind::pipeline_barrier;
         c.label += "_barrier";
         c.src_stages = st.src_stages;
         c.dst_stages = st.dst_stages;
-        if (st.global) c.barriers.push_back({st.global_src, st.global_dst, ck::global_memory, false});
-        for (const buffer_barrier& bb : st.buffers) {
-          c.barriers.push_back({bb.src_access, bb.dst_access, range_of(bb.where), false});
-        }
+        c.by_region = st.by_region;
+        c.barriers = memory_barriers_of(st);
         break;
       case op::set_event:
         c.kind = ck::command_kind::set_event;
@@ -328,10 +539,7 @@ ck::stream to_stream(const scenario& sc) {
         c.events = {0};
         c.src_stages = st.src_stages;
         c.dst_stages = st.dst_stages;
-        if (st.global) c.barriers.push_back({st.global_src, st.global_dst, ck::global_memory, false});
-        for (const buffer_barrier& bb : st.buffers) {
-          c.barriers.push_back({bb.src_access, bb.dst_access, range_of(bb.where), false});
-        }
+        c.barriers = memory_barriers_of(st);
         break;
       case op::next_command_buffer:
         c.kind = ck::command_kind::submit;
@@ -363,10 +571,11 @@ struct checker_verdict {
   std::vector<ck::hazard> hazards;
   std::string report;
   std::vector<std::string> refused;  ///< the checker's errors for commands it refused
+  std::vector<ck::hazard> warnings;  ///< the stricter rules' findings (checker_options::warnings)
 };
 
-checker_verdict run_checker(const ck::stream& s) {
-  ck::checker k;
+checker_verdict run_checker(const ck::stream& s, const ck::checker_options& options = {}) {
+  ck::checker k(options);
   checker_verdict v;
   ck::stream accepted = s;  // hazards number the accepted commands
   accepted.commands.clear();
@@ -380,6 +589,7 @@ checker_verdict run_checker(const ck::stream& s) {
   }
   REQUIRE(k.finish().ok());
   v.hazards = k.hazards();
+  v.warnings = k.warnings();
   for (const ck::hazard& h : v.hazards) v.report += ck::to_text(accepted, h) + "\n";
   return v;
 }
@@ -599,10 +809,23 @@ context*& global_context() {
   return c;
 }
 
-/// Fresh buffers per scenario, so no access state carries over.
-class buffer_set {
+/// The first memory type allowed by `allowed_types` (a memoryTypeBits)
+/// with all of `wanted`; memoryTypeCount when there is none.
+std::uint32_t memory_type(const vk::PhysicalDeviceMemoryProperties& props, std::uint32_t allowed_types,
+                          vk::MemoryPropertyFlags wanted) {
+  std::uint32_t type = 0;
+  while (type < props.memoryTypeCount &&
+         ((allowed_types & (1u << type)) == 0 || (props.memoryTypes[type].propertyFlags & wanted) != wanted)) {
+    ++type;
+  }
+  return type;
+}
+
+/// Fresh buffers and image per scenario, so no access state (and no image
+/// layout) carries over.
+class resource_set {
  public:
-  explicit buffer_set(context& cx) : device_(cx.device) {
+  explicit resource_set(context& cx) : device_(cx.device) {
     const auto props = cx.physical.getMemoryProperties();
     for (std::uint32_t i = 0; i < buffer_count; ++i) {
       buffers_[i] = device_.createBuffer(vk::BufferCreateInfo(
@@ -612,36 +835,49 @@ class buffer_set {
       const auto req = device_.getBufferMemoryRequirements(buffers_[i]);
       // Host-visible and coherent: the host writes the first contents
       // before any submission (no flush, and nothing the layer tracks).
-      const vk::MemoryPropertyFlags wanted =
-          vk::MemoryPropertyFlagBits::eHostVisible | vk::MemoryPropertyFlagBits::eHostCoherent;
-      std::uint32_t type = 0;
-      while (type < props.memoryTypeCount && ((req.memoryTypeBits & (1u << type)) == 0 ||
-                                              (props.memoryTypes[type].propertyFlags & wanted) != wanted)) {
-        ++type;
-      }
+      const std::uint32_t type =
+          memory_type(props, req.memoryTypeBits,
+                      vk::MemoryPropertyFlagBits::eHostVisible | vk::MemoryPropertyFlagBits::eHostCoherent);
       REQUIRE(type < props.memoryTypeCount);
-      memory_[i] = device_.allocateMemory(vk::MemoryAllocateInfo(req.size, type));
-      device_.bindBufferMemory(buffers_[i], memory_[i], 0);
-      void* mapped = device_.mapMemory(memory_[i], 0, buffer_bytes);
+      buffer_memory_[i] = device_.allocateMemory(vk::MemoryAllocateInfo(req.size, type));
+      device_.bindBufferMemory(buffers_[i], buffer_memory_[i], 0);
+      void* mapped = device_.mapMemory(buffer_memory_[i], 0, buffer_bytes);
       std::uint32_t words[buffer_bytes / 4] = {2, 1, 1};
       std::memcpy(mapped, words, sizeof(words));
-      device_.unmapMemory(memory_[i]);
+      device_.unmapMemory(buffer_memory_[i]);
     }
+    // Only copies touch I, so it needs no usage beyond TRANSFER_SRC/DST.
+    image_ = device_.createImage(vk::ImageCreateInfo(
+        {}, vk::ImageType::e2D, vk::Format::eR32Uint, vk::Extent3D(image_width, image_height, 1), 1, 1,
+        vk::SampleCountFlagBits::e1, vk::ImageTiling::eOptimal,
+        vk::ImageUsageFlagBits::eTransferSrc | vk::ImageUsageFlagBits::eTransferDst, vk::SharingMode::eExclusive,
+        {}, vk::ImageLayout::eUndefined));
+    const auto req = device_.getImageMemoryRequirements(image_);
+    std::uint32_t type = memory_type(props, req.memoryTypeBits, vk::MemoryPropertyFlagBits::eDeviceLocal);
+    if (type == props.memoryTypeCount) type = memory_type(props, req.memoryTypeBits, {});
+    REQUIRE(type < props.memoryTypeCount);
+    image_memory_ = device_.allocateMemory(vk::MemoryAllocateInfo(req.size, type));
+    device_.bindImageMemory(image_, image_memory_, 0);
   }
-  buffer_set(const buffer_set&) = delete;
-  buffer_set& operator=(const buffer_set&) = delete;
-  ~buffer_set() {
+  resource_set(const resource_set&) = delete;
+  resource_set& operator=(const resource_set&) = delete;
+  ~resource_set() {
     for (std::uint32_t i = 0; i < buffer_count; ++i) {
       device_.destroyBuffer(buffers_[i]);
-      device_.freeMemory(memory_[i]);
+      device_.freeMemory(buffer_memory_[i]);
     }
+    device_.destroyImage(image_);
+    device_.freeMemory(image_memory_);
   }
   [[nodiscard]] vk::Buffer operator[](std::uint32_t i) const { return buffers_[i]; }
+  [[nodiscard]] vk::Image image() const { return image_; }
 
  private:
   vk::Device device_;
   vk::Buffer buffers_[buffer_count]{};
-  vk::DeviceMemory memory_[buffer_count]{};
+  vk::DeviceMemory buffer_memory_[buffer_count]{};
+  vk::Image image_;
+  vk::DeviceMemory image_memory_;
 };
 
 /// Records the steps, submits each command buffer in order (one queue
@@ -649,7 +885,7 @@ class buffer_set {
 /// layer said.
 layer_verdict run_on_vulkan(context& cx, const scenario& sc) {
   (void)take_messages();
-  const buffer_set buf(cx);
+  const resource_set buf(cx);
   const std::uint32_t dispatches = static_cast<std::uint32_t>(
       std::count_if(sc.steps.begin(), sc.steps.end(),
                     [](const step& s) { return s.kind == op::dispatch || s.kind == op::dispatch_indirect; }));
@@ -658,6 +894,13 @@ layer_verdict run_on_vulkan(context& cx, const scenario& sc) {
       cx.device.createDescriptorPool(vk::DescriptorPoolCreateInfo({}, std::max(dispatches, 1u), pool_size));
   const vk::DeviceSize alignment = cx.physical.getProperties().limits.minStorageBufferOffsetAlignment;
   const vk::Event event = cx.device.createEvent(vk::EventCreateInfo());
+
+  // I's layout as the steps so far leave it: each image barrier must name
+  // it as its old layout, and the copies use I in it.
+  vk::ImageLayout image_layout = vk::ImageLayout::eUndefined;
+  const vk::ImageSubresourceRange all_of_image(vk::ImageAspectFlagBits::eColor, 0, 1, 0, 1);
+  const vk::BufferImageCopy whole_image(0, 0, 0, vk::ImageSubresourceLayers(vk::ImageAspectFlagBits::eColor, 0, 0, 1),
+                                        vk::Offset3D(0, 0, 0), vk::Extent3D(image_width, image_height, 1));
 
   std::vector<vk::CommandBuffer> cbs;
   auto begin = [&] {
@@ -698,6 +941,14 @@ layer_verdict run_on_vulkan(context& cx, const scenario& sc) {
         cb.copyBuffer(buf[st.in.buffer], buf[st.out.buffer], vk::BufferCopy(st.in.offset, st.out.offset, st.in.size));
         break;
       }
+      case op::copy_to_image:
+        REQUIRE((st.in.offset == 0 && st.in.size == buffer_bytes));
+        cb.copyBufferToImage(buf[st.in.buffer], buf.image(), image_layout, whole_image);
+        break;
+      case op::copy_from_image:
+        REQUIRE((st.out.offset == 0 && st.out.size == buffer_bytes));
+        cb.copyImageToBuffer(buf.image(), image_layout, buf[st.out.buffer], whole_image);
+        break;
       case op::barrier:
       case op::wait_events: {
         std::vector<vk::MemoryBarrier> global;
@@ -710,12 +961,22 @@ layer_verdict run_on_vulkan(context& cx, const scenario& sc) {
                                VK_QUEUE_FAMILY_IGNORED, VK_QUEUE_FAMILY_IGNORED, buf[bb.where.buffer],
                                bb.where.offset, bb.where.size);
         }
+        std::vector<vk::ImageMemoryBarrier> images;
+        for (const image_barrier& ib : st.images) {
+          REQUIRE(ib.old_layout == image_layout);
+          images.emplace_back(static_cast<vk::AccessFlags>(ib.src_access), static_cast<vk::AccessFlags>(ib.dst_access),
+                              ib.old_layout, ib.new_layout, VK_QUEUE_FAMILY_IGNORED, VK_QUEUE_FAMILY_IGNORED,
+                              buf.image(), all_of_image);
+          image_layout = ib.new_layout;
+        }
         const auto src = static_cast<vk::PipelineStageFlags>(st.src_stages);
         const auto dst = static_cast<vk::PipelineStageFlags>(st.dst_stages);
         if (st.kind == op::barrier) {
-          cb.pipelineBarrier(src, dst, {}, global, buffers, {});
+          const vk::DependencyFlags flags = st.by_region ? vk::DependencyFlagBits::eByRegion : vk::DependencyFlags{};
+          cb.pipelineBarrier(src, dst, flags, global, buffers, images);
         } else {
-          cb.waitEvents(event, src, dst, global, buffers, {});
+          REQUIRE_FALSE(st.by_region);  // vkCmdWaitEvents takes no dependency flags
+          cb.waitEvents(event, src, dst, global, buffers, images);
         }
         break;
       }
@@ -791,6 +1052,28 @@ TEST_CASE("check_vs_validation: the checker and the synchronization validation l
     if (sc.layer_blind) {
       std::fprintf(stderr, "note: the layer reported %zu hazard(s) on \"%s\", which it is known to miss\n",
                    layer.sync_hazards.size(), sc.name);
+      continue;
+    }
+    if (sc.breaks_stricter_rule) {
+      // The default checker follows Vulkan; asked for the stricter rule,
+      // it flags this stream, as a warning and never as a hazard.
+      ck::checker_options strict;
+      strict.warnings = true;
+      const checker_verdict strict_verdict = run_checker(s, strict);
+      CHECK(strict_verdict.hazards.size() == mine.hazards.size());
+      CHECK(std::any_of(strict_verdict.warnings.begin(), strict_verdict.warnings.end(),
+                        [](const ck::hazard& w) { return w.kind == ck::hazard_kind::dirty_invalidate; }));
+    }
+    if (sc.layer_wrong.reported != nullptr) {
+      const std::set<std::string> said = distinct(layer.sync_hazards);
+      if (said == expected_names) {
+        FAIL_CHECK("the layer now agrees with the checker on \"" << sc.name
+                                                                   << "\": its layer_wrong marker can go");
+      } else {
+        CHECK(said == std::set<std::string>{sc.layer_wrong.reported});
+        std::fprintf(stderr, "note: recorded disagreement on \"%s\": the layer reports %s, the checker %s; %s\n",
+                     sc.name, sc.layer_wrong.reported, sc.hazard ? "a hazard" : "none", sc.layer_wrong.reason);
+      }
       continue;
     }
     CHECK(layer.sync_hazards.empty() == !sc.hazard);
