@@ -2,7 +2,7 @@
 // Copyright 2026 The causal Authors
 //
 // vulkan_layer_tsan: the ThreadSanitizer suppression for test binaries that
-// load VK_LAYER_KHRONOS_validation.
+// load VK_LAYER_KHRONOS_validation (and the lavapipe driver).
 //
 // Why. The validation layer (Debian 12's build, not instrumented) runs
 // threads of its own and synchronises them in ways TSan cannot see. Now and
@@ -16,6 +16,10 @@
 // to check, while every access our code makes (the debug messenger
 // callbacks the layer calls included, which take our own locks) is still
 // tracked, and a race or lock inversion in our code still fails the test.
+// The same holds for Mesa's lavapipe driver (libvulkan_lvp.so, also
+// uninstrumented): once a test draws, its llvmpipe rasterizer threads run,
+// and TSan reported one of them locking a driver mutex against a driver
+// thread destroying it, every frame inside the driver.
 //
 // Use: include in exactly one translation unit of a test binary (its main):
 // this defines the function the TSan runtime looks up, so it must not be
@@ -26,5 +30,6 @@
 
 extern "C" const char* __tsan_default_suppressions();
 extern "C" const char* __tsan_default_suppressions() {
-  return "called_from_lib:libVkLayer_khronos_validation.so\n";
+  return "called_from_lib:libVkLayer_khronos_validation.so\n"
+         "called_from_lib:libvulkan_lvp.so\n";
 }
