@@ -25,11 +25,30 @@
 // this defines the function the TSan runtime looks up, so it must not be
 // inline (an unused inline definition is never emitted). Unused without
 // -fsanitize=thread.
-// Thread safety: the runtime calls it once, at start-up.
+//
+// Both libraries are also opened here, before main, with RTLD_NODELETE, so
+// they stay loaded after the Vulkan loader closes them (vkDestroyInstance):
+// TSan aborts a run whose called_from_lib library is unloaded, and
+// LeakSanitizer, scanning at exit, would no longer see the driver's
+// globals, which alone keep its one-time state reachable, and report that
+// state as leaked from an unknown module. Opening a library that is not
+// installed does nothing (the test then skips for want of a device).
+// Thread safety: the runtime calls the suppression function once, at
+// start-up; the libraries are opened during static initialisation.
 #pragma once
+
+#include <dlfcn.h>
 
 extern "C" const char* __tsan_default_suppressions();
 extern "C" const char* __tsan_default_suppressions() {
   return "called_from_lib:libVkLayer_khronos_validation.so\n"
          "called_from_lib:libvulkan_lvp.so\n";
 }
+
+namespace causal::test {
+[[maybe_unused]] static const bool vulkan_libraries_pinned = [] {
+  dlopen("libvulkan_lvp.so", RTLD_NOW | RTLD_NODELETE);
+  dlopen("libVkLayer_khronos_validation.so", RTLD_NOW | RTLD_NODELETE);
+  return true;
+}();
+}  // namespace causal::test

@@ -202,8 +202,6 @@
 #include <string>
 #include <vector>
 
-#include <dlfcn.h>
-#include <link.h>
 #include <unistd.h>
 
 namespace {
@@ -1415,23 +1413,6 @@ layer_verdict run_on_vulkan(context& cx, const scenario& sc) {
 
 std::set<std::string> distinct(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
 
-// Keeps every shared library loaded now (the Vulkan loader has opened the
-// driver and the layer by the time the device exists) loaded until exit.
-// The driver keeps one-time state reachable only from its own globals;
-// once vkDestroyInstance unloads it, LeakSanitizer's exit scan no longer
-// sees those globals and reports that state as leaked from an unknown
-// module (which no suppression can name).
-void keep_loaded_libraries() {
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, std::size_t, void*) {
-        if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0') {
-          dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
-        }
-        return 0;
-      },
-      nullptr);
-}
-
 }  // namespace
 
 // LeakSanitizer (ASan builds): this validation layer version keeps its
@@ -1526,7 +1507,6 @@ int main(int argc, char* argv[]) {
   }
   if (!cx) causal::test::skip_binary(why.c_str());
   std::fprintf(stderr, "check_vs_validation on %s, with synchronization validation\n", cx->device_name.c_str());
-  keep_loaded_libraries();
   global_context() = cx.get();
   const int rc = causal::test::run_catch_session(argc, argv);
   global_context() = nullptr;
