@@ -57,8 +57,8 @@
 // queue-wide barrier ordered the pass), since only "did this access
 // happen before" is asked about it and the queue entry answers that. Only
 // a pass whose barriers or dependencies still own live records, or that
-// nothing queue-wide has ordered yet, stays in the clocks. Hazards are checked per resource
-// against the records that can still race: a write retires the earlier
+// nothing queue-wide has ordered yet, stays in the clocks. Hazards are
+// checked per resource against the records that can still race: a write retires the earlier
 // accesses, transitions and invalidates it covers, follows and has nothing
 // to report against (retire(); a read retires earlier reads it covers and
 // follows), and flushes and invalidates go once no live write is older
@@ -632,7 +632,7 @@ class checker {
   // invalidate or transition of its barriers or dependencies), only
   // act_member asks about its scopes; an entry of them that its queue's
   // "all commands" entry covers in the same clock answers nothing that
-  // entry does not, and is dropped (`collapsing`: collapse_ordered()).
+  // entry does not, and is dropped (`collapsing`: drop_covered_passes()).
   struct rp_life {
     std::uint32_t first_scope = 0, scope_count = 0;
     std::uint32_t live = 0, live_sync = 0;
@@ -1026,21 +1026,21 @@ class checker {
     collapsing_ = true;
     collapse_pending_ = true;
   }
+  // For a scope of a collapsing render pass, its queue's "all commands"
+  // scope; none for any other scope.
+  std::uint32_t collapsing_qall(std::uint32_t scope) const noexcept {
+    if (scope >= scope_rp_.size() || scope_rp_[scope] == none) return none;
+    const rp_life& life = rp_life_[scope_rp_[scope]];
+    return life.collapsing ? life.qall : none;
+  }
   // Drops from `k` the entries of collapsing render passes that their
   // queue's entry covers (rp_life); an entry left makes the next sweep
   // (purge_scopes) look again.
   void drop_covered_passes(vclock& k) {
-    collapsed_entries_ += k.drop_covered(
-        [&](std::uint32_t scope) {
-          if (scope >= scope_rp_.size() || scope_rp_[scope] == none) return none;
-          const rp_life& life = rp_life_[scope_rp_[scope]];
-          return life.collapsing ? life.qall : none;
-        },
-        none);
+    auto qall_of = [this](std::uint32_t scope) { return collapsing_qall(scope); };
+    collapsed_entries_ += k.drop_covered(qall_of, none);
     if (!collapse_pending_) {
-      collapse_pending_ = k.any_scope([&](std::uint32_t scope) {
-        return scope < scope_rp_.size() && scope_rp_[scope] != none && rp_life_[scope_rp_[scope]].collapsing;
-      });
+      collapse_pending_ = k.any_scope([&](std::uint32_t scope) { return qall_of(scope) != none; });
     }
   }
   // Takes forgotten render passes, and the covered entries of collapsing
@@ -1192,10 +1192,11 @@ class checker {
   bool collapsing_ = false;        // a render pass is collapsing (rp_life)
   bool collapse_pending_ = false;  // and its entries may be left in the queues' clocks
   std::size_t collapsed_entries_ = 0;
-  // Scratch kept for its capacity (record_sync, enter_subpass).
+  // Scratch kept for its capacity (record_sync; enter_subpass and end_rp:
+  // the dependencies arriving at a subpass or leaving the pass).
   std::array<vclock, 2> sync_k_scratch_{};
   std::vector<std::uint32_t> arriving_scratch_;
-  std::vector<std::array<vclock, 2>> arriving_k_scratch_;
+  std::vector<std::array<vclock, 2>> dep_k_scratch_;
   bool region_split_ = false;  // relations()
   // The host's timeline: its scope, how many host commands so far, and what
   // precedes its next command (per relation).
@@ -1822,7 +1823,7 @@ inline void checker::enter_subpass(queue_state& q, std::uint32_t j) {
   for (std::uint32_t di : q.deps) {
     if (deps_[di].d.dst == j) arriving.push_back(di);
   }
-  std::vector<std::array<vclock, 2>>& kd = arriving_k_scratch_;
+  std::vector<std::array<vclock, 2>>& kd = dep_k_scratch_;
   if (kd.size() < arriving.size()) kd.resize(arriving.size());
   for (std::size_t i = 0; i < arriving.size(); ++i) {
     for (std::size_t r = 0; r < relations(); ++r) kd[i][r] = dep_clock(r, q, arriving[i]);
@@ -1898,12 +1899,13 @@ inline void checker::end_rp(queue_state& q) {
   const auto end_cmd = static_cast<std::uint32_t>(cmds_.size() - 1);
   // Every clock first: dep_clock() reads the queue's In as the render pass
   // saw it, and the loop below adds to it.
-  std::vector<std::array<vclock, 2>> leaving;
+  std::vector<std::array<vclock, 2>>& leaving = dep_k_scratch_;
+  std::size_t leaving_count = 0;
   for (std::uint32_t di : q.deps) {
-    const subpass_dependency& d = deps_[di].d;
-    if (d.dst != subpass_external) continue;
-    leaving.emplace_back();
-    for (std::size_t r = 0; r < relations(); ++r) leaving.back()[r] = dep_clock(r, q, di);
+    if (deps_[di].d.dst != subpass_external) continue;
+    if (leaving.size() <= leaving_count) leaving.resize(leaving_count + 1);
+    for (std::size_t r = 0; r < relations(); ++r) leaving[leaving_count][r] = dep_clock(r, q, di);
+    ++leaving_count;
   }
   std::size_t next_leaving = 0;
   for (std::uint32_t di : q.deps) {
