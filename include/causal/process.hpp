@@ -122,7 +122,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <thread>
 #include <type_traits>
 
 CAUSAL_BEGIN_NAMESPACE
@@ -660,13 +659,9 @@ class alignas(CAUSAL_CACHELINE_SIZE) process {
   /// so this spins briefly, then yields in case the claimer lost its CPU.
   [[nodiscard]] const error& published_error() const noexcept {
     // acquire: pairs with the release fetch_or in record_error().
-    for (unsigned spins = 0;
-         (state_.load(std::memory_order_acquire) & detail::state_bits::failed) == 0; ++spins) {
-      if (spins < 64) {
-        detail::cpu_relax();
-      } else {
-        std::this_thread::yield();
-      }
+    unsigned spins = 0;
+    while ((state_.load(std::memory_order_acquire) & detail::state_bits::failed) == 0) {
+      detail::spin_then_yield(spins);
     }
     return error_;
   }

@@ -40,6 +40,18 @@ CAUSAL_ALWAYS_INLINE void cpu_relax() noexcept {
 #endif
 }
 
+/// One step of a wait for another thread's short critical step: pause for
+/// the first 64 steps, then yield the CPU (the other thread may have lost
+/// its vCPU, and spinning on would only keep it from running).
+CAUSAL_ALWAYS_INLINE void spin_then_yield(unsigned& spins) noexcept {
+  if (spins < 64) {
+    cpu_relax();
+    ++spins;
+  } else {
+    std::this_thread::yield();
+  }
+}
+
 class spin_lock {
  public:
   spin_lock() noexcept = default;
@@ -68,14 +80,7 @@ class spin_lock {
   CAUSAL_NOINLINE void lock_slow() noexcept {
     for (unsigned spins = 0;; ++spins) {
       // Read-only spin keeps the line shared until the holder releases it.
-      while (locked_.load(std::memory_order_relaxed)) {
-        if (spins < 64) {
-          cpu_relax();
-          ++spins;
-        } else {
-          std::this_thread::yield();
-        }
-      }
+      while (locked_.load(std::memory_order_relaxed)) spin_then_yield(spins);
       if (!locked_.exchange(true, std::memory_order_acquire)) return;
     }
   }
