@@ -259,7 +259,8 @@ TEST_CASE("mpi_carrier: a burst beyond the pool and the per-peer cap queues and 
   world_barrier();
 }
 
-TEST_CASE("mpi_carrier: one poll delivers many messages", "[mpi][carrier][poll]") {
+TEST_CASE("mpi_carrier: a burst that is already there comes out whole and in order, one message a poll",
+          "[mpi][carrier][poll]") {
   cm::mpi_carrier c = make_carrier();
   const std::uint32_t n = c.size();
   const std::uint32_t to = (c.rank() + 1) % n;
@@ -272,19 +273,21 @@ TEST_CASE("mpi_carrier: one poll delivers many messages", "[mpi][carrier][poll]"
 
   order_check check(n);
   std::size_t most_in_one_poll = 0;
-  std::size_t polls = 0;
+  std::size_t productive_polls = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (check.received < count && std::chrono::steady_clock::now() < deadline) {
     const std::size_t got = mt::poll_with(c, check);
     most_in_one_poll = std::max(most_in_one_poll, got);
-    polls += got != 0 ? 1 : 0;
+    productive_polls += got != 0 ? 1 : 0;
   }
-  INFO("rank " << c.rank() << ": " << check.received << " messages in " << polls
+  INFO("rank " << c.rank() << ": " << check.received << " messages in " << productive_polls
                << " productive polls, at most " << most_in_one_poll << " in one");
   CHECK(check.received == count);
   CHECK(check.out_of_order == 0);
-  CHECK(most_in_one_poll > 1);
-  CHECK(most_in_one_poll <= cm::mpi_carrier::max_rounds_per_poll * cm::mpi_carrier::receive_slots);
+  // More than K = 16 were waiting: the ring was restarted along the way.
+  CHECK(most_in_one_poll == 1);
+  CHECK(productive_polls == count);
+  CHECK(c.stats().received == count);
   world_barrier();
 }
 
@@ -454,7 +457,7 @@ TEST_CASE("mpi_carrier: a message larger than the receiver's slots fails that pe
     const cm::mpi_failure& f = c.last_failure();
     INFO("MPI said: " << std::string(f.what()));
     REQUIRE(f.call != nullptr);
-    CHECK(std::string(f.call) == "MPI_Testsome (receive)");
+    CHECK(std::string(f.call) == "MPI_Test (receive)");
     CHECK(f.error_class == MPI_ERR_TRUNCATE);
     CHECK(f.peer == 0);
     CHECK_FALSE(f.what().empty());

@@ -56,8 +56,9 @@ using message_handler = void (*)(void* context, std::uint32_t from,
 /// - `send(peer, bytes)`: copies the bytes and never blocks; messages of one
 ///   (sender, receiver) pair arrive in send order. An error means the peer
 ///   is gone or the transport failed.
-/// - `poll(on_message, context)`: delivers what has arrived, never blocks;
-///   returns how many messages it delivered.
+/// - `poll(on_message, context)`: delivers some or all of what has
+///   arrived (mpi_carrier: one message a call), never blocks; returns how
+///   many messages it delivered, so 0 means nothing was waiting.
 /// - `peer_status(peer)`: ok, or why the peer is unreachable.
 template <class C>
 concept carrier = requires(C& c, const C& cc, std::uint32_t peer, std::span<const std::byte> bytes,

@@ -25,11 +25,13 @@
 //     1. sends: MPI_Testsome over the in-flight sends; finished ones give
 //        their buffer back to the pool; the peers' queues refill the pool,
 //        each in order, the peers taken round-robin
-//     2. receives: MPI_Testsome over the K persistent receives; completed
-//        ones are delivered to `handler` in the order they were posted
-//        (ring order, see "Ordering"); when all K completed at once, they
-//        are restarted and another round follows (more may be waiting), up
-//        to max_rounds_per_poll rounds
+//     2. receives: MPI_Test on the oldest posted receive (the ring head),
+//        which MPI completes first (see "Ordering"); when it completed, it
+//        is delivered to `handler`. MPI_Test runs MPI's progress between
+//        two checks, so a message arriving during this poll's progress is
+//        delivered by this poll. At most one message per poll: a burst
+//        takes one poll a message (each finds its message at the first
+//        check, without running MPI's progress again)
 //
 //   receive ring (K = Traits::receive_slots)     send pool (P = Traits::send_slots)
 //   +----+----+----+----+                         free list -> [slot][slot]...
@@ -166,9 +168,9 @@ struct default_mpi_carrier_traits {
   /// frontier of capacity 8 serializes to at most 172 bytes.
   static constexpr std::size_t max_message_bytes = 2048;
   /// K, the persistent receives kept posted. Messages beyond K that arrive
-  /// between polls wait in MPI's unexpected queue (one more copy each);
-  /// every poll tests all K (MPI_Testsome scans them): an idle poll
-  /// costs 36-56 ns with K = 16 (mpi_bench, row (e); README.md).
+  /// between polls wait in MPI's unexpected queue (one more copy each).
+  /// A poll tests only the oldest (MPI_Test), so K does not add to an idle
+  /// poll's cost (mpi_bench, row (e); README.md).
   static constexpr std::size_t receive_slots = 16;
   /// P, the pooled send buffers. A burst of more than P sends between two
   /// polls queues the rest (copied twice, and the queue may allocate).
@@ -321,9 +323,6 @@ class basic_mpi_carrier {
   static constexpr std::size_t max_in_flight_per_peer = Traits::max_in_flight_per_peer;
   /// The one tag every message uses (the communicator is private).
   static constexpr int message_tag = 1;
-  /// poll() delivers at most this many rounds of K messages per call, so a
-  /// flood of messages cannot keep the caller inside it.
-  static constexpr std::size_t max_rounds_per_poll = 4;
 
   /// Duplicates `options.comm` (collective over it), checks MPI's thread
   /// level and posts the receives. Fails with failed_precondition when MPI
@@ -478,10 +477,11 @@ class basic_mpi_carrier {
     return start_send(slot, peer, bytes.size());
   }
 
-  /// Makes progress on sends and delivers the messages that have arrived
-  /// (at most max_rounds_per_poll * receive_slots), in order per sender, by
-  /// calling `on_message(context, from, bytes)`; never blocks or allocates.
-  /// Returns the number of messages delivered.
+  /// Makes progress on sends and delivers the oldest message that has
+  /// arrived, if any, by calling `on_message(context, from, bytes)`; never
+  /// blocks or allocates. Messages come out in order per sender, one per
+  /// call (file comment: a burst takes one poll a message). Returns the
+  /// number of messages delivered (0 or 1).
   /// Precondition: not called from a handler of this carrier.
   std::size_t poll(message_handler on_message, void* context) noexcept {
     state& s = *s_;
@@ -497,47 +497,35 @@ class basic_mpi_carrier {
     if (s.inflight_count != 0 || s.queued_total != 0) {
       progress_sends();
     }
+    // Only the ring head is tested: the receives all match any source on
+    // one tag, so MPI fills them in posting order and the head is always
+    // the next to complete (see "Ordering" for the one exception, which
+    // waits for the head anyway). MPI_Test checks, runs MPI's progress
+    // once and checks again, so a message that arrives during that
+    // progress is delivered by this poll. (MPI_Testsome over all K checks
+    // only before its progress: such a message waited a whole poll, ~40
+    // ns of the node's hop, and every idle poll scanned K requests.) One
+    // message per poll: asking MPI for a second one costs another progress
+    // (~25 ns) whenever none is there, which is the latency-bound case; a
+    // burst that is already there costs a check per poll instead.
     std::size_t delivered = 0;
-    for (std::size_t rounds = 0; rounds < max_rounds_per_poll; ++rounds) {
-      int count = 0;
-      const int rc = MPI_Testsome(static_cast<int>(receive_slots), s.receive_requests.data(),
-                                  &count, s.receive_indices.data(), s.receive_scratch.data());
-      if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) [[unlikely]] {
-        break_carrier("MPI_Testsome", rc);
-        break;
-      }
-      if (count == MPI_UNDEFINED) {
-        count = 0;  // every receive is done and waiting for the ring head
-      }
-      for (int i = 0; i < count; ++i) {
-        const auto slot = static_cast<std::size_t>(s.receive_indices[static_cast<std::size_t>(i)]);
-        s.receive_done[slot] = true;
-        s.receive_status[slot] = s.receive_scratch[static_cast<std::size_t>(i)];
-        // Status error fields are set only with MPI_ERR_IN_STATUS.
-        s.receive_error[slot] =
-            rc == MPI_ERR_IN_STATUS ? s.receive_scratch[static_cast<std::size_t>(i)].MPI_ERROR
-                                    : MPI_SUCCESS;
-      }
-      // Deliver from the ring head in posting order. A delivered slot
-      // stays inactive (receive_done) until it is restarted, in ring order
-      // (it becomes the newest post, so ring order stays posting order):
-      // by the next poll, or before another round here. The caller thus
-      // gets the message without waiting for an MPI_Start (~300
-      // instructions in Open MPI); the other K - 1 receives stay posted.
-      std::size_t round = 0;
-      while (round < receive_slots && s.receive_done[s.receive_head]) {
-        const std::size_t slot = s.receive_head;
-        delivered += deliver(slot, on_message, context);
-        ++s.unposted;
-        s.receive_head = slot + 1 == receive_slots ? 0 : slot + 1;
-        ++round;
-      }
-      if (round < receive_slots) {
-        break;  // the ring was not full: nothing more has arrived
-      }
-      if (!repost_delivered()) [[unlikely]] {
-        break;  // the carrier is broken
-      }
+    const std::size_t slot = s.receive_head;
+    int done = 0;
+    const int rc = MPI_Test(&s.receive_requests[slot], &done, &s.receive_status[slot]);
+    if (done != 0) {
+      // A receive that completed with an error returns it here (and Open
+      // MPI frees the request: restart_receive() posts a new one).
+      s.receive_done[slot] = true;
+      s.receive_error[slot] = rc;
+      // Delivered at once; the slot stays inactive until the next poll
+      // restarts it (it becomes the newest post, so ring order stays
+      // posting order): the caller gets the message without waiting for
+      // an MPI_Start (~300 instructions in Open MPI).
+      delivered = deliver(slot, on_message, context);
+      ++s.unposted;
+      s.receive_head = slot + 1 == receive_slots ? 0 : slot + 1;
+    } else if (rc != MPI_SUCCESS) [[unlikely]] {
+      break_carrier("MPI_Test", rc);
     }
     s.polling = false;
     return delivered;
@@ -684,8 +672,6 @@ class basic_mpi_carrier {
     std::array<bool, receive_slots> receive_done{};
     std::array<int, receive_slots> receive_error{};
     std::array<MPI_Status, receive_slots> receive_status{};
-    std::array<int, receive_slots> receive_indices{};
-    std::array<MPI_Status, receive_slots> receive_scratch{};
     std::array<std::unique_ptr<std::byte[]>, receive_slots> receive_buffers;
 
     // Send pool: free slots (a stack), in-flight requests (compact).
@@ -783,7 +769,7 @@ class basic_mpi_carrier {
                               "(position: MPI error code; last_failure() has MPI's text)",
                         static_cast<std::uint64_t>(static_cast<std::int64_t>(rc)));
     } else {
-      s_->fault = error(code, "mpi_carrier: MPI_Testsome failed; the carrier is broken "
+      s_->fault = error(code, "mpi_carrier: MPI_Test or MPI_Testsome failed; the carrier is broken "
                               "(position: MPI error code; last_failure() has MPI's text)",
                         static_cast<std::uint64_t>(static_cast<std::int64_t>(rc)));
     }
@@ -933,8 +919,8 @@ class basic_mpi_carrier {
   }
 
   /// Posts receive `slot` again. Open MPI 4.1 frees a persistent request
-  /// that completed with an error (MPI_Testsome sets it to
-  /// MPI_REQUEST_NULL, e.g. after a truncation), and MPI_Start on a null or
+  /// that completed with an error (MPI_Test sets it to MPI_REQUEST_NULL,
+  /// e.g. after a truncation), and MPI_Start on a null or
   /// freed request is reported on MPI_COMM_WORLD -- fatal by default -- so
   /// such a slot gets a new persistent receive on the same buffer instead.
   /// Restarts the delivered slots behind the ring head, oldest first.
@@ -984,10 +970,10 @@ class basic_mpi_carrier {
     const bool known = source >= 0 && static_cast<std::uint32_t>(source) < s.size;
     if (s.receive_error[slot] != MPI_SUCCESS) [[unlikely]] {
       if (known) {
-        static_cast<void>(fail_peer("MPI_Testsome (receive)", s.receive_error[slot],
+        static_cast<void>(fail_peer("MPI_Test (receive)", s.receive_error[slot],
                                     static_cast<std::uint32_t>(source)));
       } else {
-        break_carrier("MPI_Testsome", s.receive_error[slot]);
+        break_carrier("MPI_Test", s.receive_error[slot]);
       }
       return 0;
     }
