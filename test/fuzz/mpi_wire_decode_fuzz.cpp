@@ -15,7 +15,8 @@
 //   - the frontier keeps the class invariants, an explicit producer is
 //     never one of its entries, a FAILED carries a known non-ok code and
 //     printable text of at most max_failure_text bytes, a HELLO's rank is
-//     below its size and its lists are strictly increasing;
+//     below its size and its lists are strictly increasing, an AXES list
+//     is non-empty and strictly increasing;
 //   - peek_id agrees with the decoded kind and id;
 //   - capacity is the only difference between the two types: the small one
 //     accepts exactly when the big one does with a frontier of at most 4
@@ -108,6 +109,17 @@ causal::result<std::size_t> reencode(const mpi::message<F>& m, std::span<std::by
     }
     case mpi::message_kind::bye: return mpi::encode_bye(out);
     case mpi::message_kind::heartbeat: return mpi::encode_heartbeat(out);
+    case mpi::message_kind::axes: {
+      static std::array<causal::frontier_entry, max_list> axes;
+      std::size_t n_axes = 0;
+      for (const causal::frontier_entry e : m.axes) {
+        if (n_axes == max_list) return causal::error{causal::errc::capacity_exceeded, "fuzz: list too long"};
+        if (n_axes > 0 && !(axes[n_axes - 1].axis < e.axis)) fail("AXES not strictly increasing", F::capacity);
+        axes[n_axes++] = e;
+      }
+      if (n_axes != m.axes.size() || n_axes == 0) fail("AXES list size lies or is empty", F::capacity);
+      return mpi::encode_axes(out, std::span<const causal::frontier_entry>(axes.data(), n_axes));
+    }
   }
   fail("decoded an unknown kind", F::capacity);
 }
@@ -131,7 +143,10 @@ causal::result<mpi::message<F>> decode_and_check(std::span<const std::byte> byte
   static std::array<std::byte, 1 << 16> out;
   const causal::result<std::size_t> written = reencode(m, std::span<std::byte>(out));
   if (!written) {
-    if (written.code() == causal::errc::capacity_exceeded && m.kind == mpi::message_kind::hello) return decoded;
+    if (written.code() == causal::errc::capacity_exceeded &&
+        (m.kind == mpi::message_kind::hello || m.kind == mpi::message_kind::axes)) {
+      return decoded;
+    }
     fail("re-encoding an accepted message failed", F::capacity);
   }
   if (*written != bytes.size() || (bytes.size() != 0 && std::memcmp(out.data(), bytes.data(), bytes.size()) != 0)) {
@@ -139,7 +154,7 @@ causal::result<mpi::message<F>> decode_and_check(std::span<const std::byte> byte
   }
   const auto named = mpi::peek_id(bytes);
   const bool has_id = m.kind != mpi::message_kind::hello && m.kind != mpi::message_kind::bye &&
-                      m.kind != mpi::message_kind::heartbeat;
+                      m.kind != mpi::message_kind::heartbeat && m.kind != mpi::message_kind::axes;
   if (named.has_value() != has_id) fail("peek_id disagrees with decode about the id", F::capacity);
   if (named && (named->first != m.kind || named->second != m.id)) fail("peek_id names another kind or id", F::capacity);
   return decoded;

@@ -14,6 +14,7 @@
 #include <causal/adapters/mpi/node.hpp>
 #include <causal/adapters/mpi/wire.hpp>
 #include <causal/axis.hpp>
+#include <causal/completion.hpp>
 #include <causal/frontier.hpp>
 #include <causal/queue.hpp>
 #include <causal/semaphore.hpp>
@@ -143,6 +144,100 @@ TEST_CASE("mpi node: HELLO tells peers the rank's axes with epochs, exports and 
   }
   CHECK(j[1].peer(0).hello);
   CHECK(j[1].peer(0).axes.empty());
+}
+
+TEST_CASE("mpi node: axes announced after HELLO reach every peer ahead of the news that names them",
+          "[mpi][node]") {
+  job j(3);
+  semaphore s;
+  REQUIRE(j[0].export_semaphore(1, s).ok());
+  j.start_all();
+  semaphore* p = j[1].open_proxy(0, 1).value();
+  j.pump();
+  REQUIRE(j[1].peer(0).axes.empty());
+
+  // Rank 1 checks, while it applies the REACHED, that it already knows the
+  // axis the frontier names: AXES went out first on the same pair.
+  struct first_check {
+    node_t* receiver = nullptr;
+    axis expected{};
+    int checks = 0;
+    bool known_when_reached = false;
+    static void on_reached(void* self, const causal::observed_signal<frontier>& ev) noexcept {
+      auto& c = *static_cast<first_check*>(self);
+      if (ev.replay || ev.external || ev.frontier == nullptr) return;
+      ++c.checks;
+      const mpi::peer_info owner = c.receiver->peer(0);
+      c.known_when_reached = std::find_if(owner.axes.begin(), owner.axes.end(), [&](const frontier_entry& e) {
+                               return e.axis == c.expected;
+                             }) != owner.axes.end();
+    }
+  } check;
+  causal::semaphore_observer<frontier> observer{&check, nullptr, &first_check::on_reached, nullptr, nullptr};
+  REQUIRE(p->set_observer(&observer));
+
+  // Announced and used before rank 0 polls: one poll sends both.
+  const axis late = j[0].allocate_axis(causal::domain::queue).value();
+  check.receiver = &j[1];
+  check.expected = late;
+  REQUIRE(s.signal(1, f_of(late, 1), frontier_entry{late, 1}).ok());
+  j.pump();
+  CHECK(check.checks == 1);
+  CHECK(check.known_when_reached);
+  CHECK(p->value() == 1);
+  for (std::uint32_t r : {1u, 2u}) {
+    CHECK(j[r].peer(0).axes == std::vector<frontier_entry>{{late, 0}});
+    CHECK(j[r].stats().protocol_errors == 0);
+  }
+
+  // A higher epoch is announced again; a lower one changes nothing.
+  REQUIRE(j[0].announce_axis(late, 9).ok());
+  REQUIRE(j[0].announce_axis(late, 3).ok());
+  j.pump();
+  CHECK(j[2].peer(0).axes == std::vector<frontier_entry>{{late, 9}});
+  REQUIRE(p->set_observer(nullptr, &observer));
+}
+
+TEST_CASE("mpi node: a rank that leaves fails, in the peers' completion trackers, the axes it announced "
+          "before and after HELLO",
+          "[mpi][node][completion]") {
+  job j(2);
+  causal::completion_tracker tracker;
+  j[1].track_completion(tracker);
+  const axis early = j[0].allocate_axis(causal::domain::queue).value();
+  j.start_all();
+  j.pump();
+  const axis late = j[0].allocate_axis(causal::domain::queue).value();
+  j.pump();
+  REQUIRE(j[1].peer(0).axes == std::vector<frontier_entry>{{early, 0}, {late, 0}});
+  REQUIRE(tracker.register_axis(early).ok());
+  REQUIRE(tracker.register_axis(late).ok());
+
+  struct outcome {
+    int calls = 0;
+    causal::status got{};
+    static void record(causal::completion_waiter& w, causal::status st) {
+      auto& o = *static_cast<outcome*>(w.user_data());
+      ++o.calls;
+      o.got = st;
+    }
+  };
+  outcome on_early, on_late;
+  causal::completion_waiter wait_early(f_of(early, 2), &outcome::record, &on_early);
+  causal::completion_waiter wait_late(f_of(late, 5), &outcome::record, &on_late);
+  tracker.add_waiter(wait_early);
+  tracker.add_waiter(wait_late);
+  CHECK(on_early.calls == 0);
+  CHECK(on_late.calls == 0);
+
+  j[0].shutdown();
+  j.pump();
+  CHECK(j[1].peer(0).lost);
+  CHECK(on_early.calls == 1);
+  CHECK(on_late.calls == 1);
+  CHECK(on_early.got.code() == errc::cancelled);
+  CHECK(on_late.got.code() == errc::cancelled);
+  CHECK(tracker.axis_status(late).code() == errc::cancelled);
 }
 
 TEST_CASE("mpi node: a proxy follows the export's values, frontiers and producers", "[mpi][node]") {

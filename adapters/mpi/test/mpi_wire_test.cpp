@@ -88,6 +88,11 @@ bytes_t reencode(const mpi::message<F>& m) {
       }
       case mpi::message_kind::bye: return mpi::encode_bye(out);
       case mpi::message_kind::heartbeat: return mpi::encode_heartbeat(out);
+      case mpi::message_kind::axes: {
+        std::vector<frontier_entry> announced;
+        for (frontier_entry e : m.axes) announced.push_back(e);
+        return mpi::encode_axes(out, announced);
+      }
     }
     return causal::error{errc::invalid_argument, "unknown kind"};
   });
@@ -153,6 +158,10 @@ std::vector<bytes_t> valid_messages() {
       encode_with([&](auto out) { return mpi::encode_failed(out, 5, causal::error{errc::timeout, "", 0}); }),
       encode_with([&](auto out) { return mpi::encode_bye(out); }),
       encode_with([&](auto out) { return mpi::encode_heartbeat(out); }),
+      encode_with([&](auto out) {
+        const std::vector<frontier_entry> late{{rank_axis(1, 7), 0}, {rank_axis(1, 9), 12}};
+        return mpi::encode_axes(out, late);
+      }),
   };
 }
 
@@ -200,6 +209,43 @@ TEST_CASE("mpi wire: SUBSCRIBE, UNSUBSCRIBE, BYE and HEARTBEAT round-trip with t
   const bytes_t hb = encode_with([](auto out) { return mpi::encode_heartbeat(out); });
   CHECK(hb == from_hex({1, 8, 0}));
   CHECK(round_trip(hb).kind == mpi::message_kind::heartbeat);
+}
+
+TEST_CASE("mpi wire: AXES round-trips the axes announced after HELLO; empty or unsorted lists are refused",
+          "[mpi][wire]") {
+  const std::vector<frontier_entry> late{{rank_axis(3, 2), 0}, {rank_axis(3, 40), 5}, {rank_axis(3, 1u << 20), 1u << 30}};
+  const bytes_t b = encode_with([&](auto out) { return mpi::encode_axes(out, late); });
+  CHECK(b[1] == std::byte{9});
+  const auto m = round_trip(b);
+  REQUIRE(m.kind == mpi::message_kind::axes);
+  CHECK(mpi::to_string(m.kind) == "axes");
+  CHECK(std::vector<frontier_entry>(m.axes.begin(), m.axes.end()) == late);
+  CHECK(m.axes.size() == 3);
+  CHECK_FALSE(mpi::peek_id(std::span<const std::byte>(b)).has_value());
+
+  std::array<std::byte, 64> out{};
+  CHECK(mpi::encode_axes(out, std::span<const frontier_entry>{}).code() == errc::invalid_argument);
+  const std::vector<frontier_entry> unsorted{{rank_axis(3, 40), 1}, {rank_axis(3, 2), 1}};
+  CHECK(mpi::encode_axes(out, unsorted).code() == errc::invalid_argument);
+  const std::vector<frontier_entry> repeated{{rank_axis(3, 2), 1}, {rank_axis(3, 2), 4}};
+  CHECK(mpi::encode_axes(out, repeated).code() == errc::invalid_argument);
+
+  // Decoding: a count of 0, a repeated axis (delta 0), a count beyond the
+  // bytes, and a flag bit are each refused at the byte that is wrong.
+  const auto empty = decode(from_hex({1, 9, 0, 0}));
+  REQUIRE_FALSE(empty.ok());
+  CHECK(empty.error_value().code() == errc::malformed);
+  CHECK(empty.error_value().position() == 3);
+  const auto again = decode(from_hex({1, 9, 0, 2, 5, 0, 0, 1}));
+  REQUIRE_FALSE(again.ok());
+  CHECK(again.error_value().code() == errc::malformed);
+  CHECK(again.error_value().position() == 6);
+  const auto short_list = decode(from_hex({1, 9, 0, 3, 5, 0}));
+  REQUIRE_FALSE(short_list.ok());
+  CHECK(short_list.error_value().code() == errc::truncated);
+  const auto flagged = decode(from_hex({1, 9, 1, 1, 5, 0}));
+  REQUIRE_FALSE(flagged.ok());
+  CHECK(flagged.error_value().position() == 2);
 }
 
 TEST_CASE("mpi wire: updates round-trip value, frontier, taint and every producer form", "[mpi][wire]") {
@@ -352,7 +398,7 @@ TEST_CASE("mpi wire: header rejects: version, kind and flag bits", "[mpi][wire][
   require_reject(from_hex({2, 7, 0}), errc::unsupported_version, 0);
   require_reject(from_hex({0, 7, 0}), errc::unsupported_version, 0);
   require_reject(from_hex({1, 0, 0}), errc::malformed, 1);
-  require_reject(from_hex({1, 9, 0}), errc::malformed, 1);
+  require_reject(from_hex({1, 10, 0}), errc::malformed, 1);
   require_reject(from_hex({1, 0xff, 0}), errc::malformed, 1);
   // Flags: bit 0 is defined for HELLO and REACHED only.
   require_reject(from_hex({1, 7, 1}), errc::malformed, 2);

@@ -565,7 +565,7 @@ class basic_node {
   //===-- axes --------------------------------------------------------------===//
 
   /// Allocates an axis of kind `d` on this rank (machine = rank) and
-  /// announces it in HELLO with epoch 0. Errors as
+  /// announces it with epoch 0 (announce_axis). Errors as
   /// basic_rank_axis_allocator::allocate.
   [[nodiscard]] result<axis> allocate_axis(domain d) {
     result<axis> a = axes_.allocate(d);
@@ -575,24 +575,36 @@ class basic_node {
     return a;
   }
 
-  /// Announces axis `a` of this rank (allocated elsewhere) at `epoch` in
-  /// HELLO; a repeated axis takes the higher epoch. Announcements made
-  /// after the first poll() are kept but not sent (phase 1). Errors:
-  /// invalid_argument when `a` is not this rank's (machine or session).
+  /// Announces axis `a` of this rank (allocated elsewhere) at `epoch`; a
+  /// repeated axis takes the higher epoch. Before the first poll() the
+  /// announcement goes out in HELLO; after it, the next poll() sends it in
+  /// an AXES message, ahead of any news that poll sends, so a peer hears
+  /// of an axis before a frontier of this rank names it. Peers keep what
+  /// they heard (peer(r).axes) and fail those axes when this rank is lost
+  /// (track_completion). Any thread. Errors: invalid_argument when `a` is
+  /// not this rank's (machine or session); resource_exhausted when out of
+  /// memory (nothing is announced).
   status announce_axis(axis a, std::uint64_t epoch) noexcept {
     if (!axes_.owns(a)) return error{errc::invalid_argument, "node: the axis is not this rank's", a.raw()};
-    std::lock_guard lock(mutex_);
-    auto it = std::lower_bound(own_axes_.begin(), own_axes_.end(), a,
-                               [](const frontier_entry& e, axis x) { return e.axis < x; });
-    if (it != own_axes_.end() && it->axis == a) {
-      it->epoch = std::max(it->epoch, epoch);
-      return {};
+    bool late = false;
+    {
+      std::lock_guard lock(mutex_);
+      if (hello_taken_) {
+        // Reserve first, so that an announcement is in both lists or in
+        // neither.
+        try {
+          late_axes_.reserve(late_axes_.size() + 1);
+        } catch (...) {
+          return error{errc::resource_exhausted, "node: out of memory for an axis", a.raw()};
+        }
+      }
+      if (const status s = merge_axis(own_axes_, frontier_entry{a, epoch}); !s) return s;
+      if (hello_taken_) {
+        (void)merge_axis(late_axes_, frontier_entry{a, epoch});  // capacity reserved above
+        late = true;
+      }
     }
-    try {
-      own_axes_.insert(it, frontier_entry{a, epoch});
-    } catch (...) {
-      return error{errc::resource_exhausted, "node: out of memory for an axis", a.raw()};
-    }
+    if (late) note_control();
     return {};
   }
 
@@ -1177,6 +1189,44 @@ class basic_node {
 
   //===-- sending --===//
 
+  /// Inserts `e` into `list` (sorted by axis), or raises the epoch of the
+  /// entry already there.
+  static status merge_axis(std::vector<frontier_entry>& list, frontier_entry e) noexcept {
+    auto it = std::lower_bound(list.begin(), list.end(), e.axis,
+                               [](const frontier_entry& x, axis a) { return x.axis < a; });
+    if (it != list.end() && it->axis == e.axis) {
+      it->epoch = std::max(it->epoch, e.epoch);
+      return {};
+    }
+    try {
+      list.insert(it, e);
+    } catch (...) {
+      return error{errc::resource_exhausted, "node: out of memory for an axis", e.axis.raw()};
+    }
+    return {};
+  }
+
+  /// Sends the axes announced since HELLO (taken from late_axes_ by
+  /// drain_control) to every peer, in AXES messages that fit buffer_.
+  std::size_t send_late_axes() noexcept {
+    if (late_work_.empty()) return 0;
+    constexpr std::size_t per_message =
+        (sizeof(buffer_) - wire_header_size - 10) / detail::hello_axis_bound;
+    static_assert(per_message >= 1, "node: buffer_ holds no AXES entry");
+    std::size_t sent = 0;
+    for (std::size_t first = 0; first < late_work_.size(); first += per_message) {
+      const std::size_t count = std::min(per_message, late_work_.size() - first);
+      const result<std::size_t> n =
+          encode_axes(std::span<std::byte>(buffer_), std::span<const frontier_entry>(late_work_.data() + first, count));
+      for (std::uint32_t r = 0; r < size_; ++r) {
+        if (r != rank_) send_bytes(r, encoded(n));
+      }
+      ++sent;
+    }
+    late_work_.clear();
+    return sent;
+  }
+
   /// Reads the clock into now_ and stamps the peers heard from or sent to
   /// earlier in this poll with it.
   void read_clock() noexcept {
@@ -1248,6 +1298,9 @@ class basic_node {
     std::vector<std::uint64_t> ids;
     try {
       std::lock_guard lock(mutex_);
+      // From here announce_axis also queues for AXES: whatever this copy
+      // misses goes out after HELLO.
+      hello_taken_ = true;
       axes = own_axes_;
       for (const auto& [id, slot] : exports_) {
         if (slot->installed) ids.push_back(id);
@@ -1363,6 +1416,7 @@ class basic_node {
         queue_loss(from, error{errc::cancelled, "the owner rank left the job (BYE)", from});
         break;
       case message_kind::heartbeat: break;
+      case message_kind::axes: on_axes(from, m.axes); break;
     }
   }
 
@@ -1406,6 +1460,35 @@ class basic_node {
       // Advisory lists: a short copy is all that is lost.
     }
     if (!h.more) p.hello_done = true;
+  }
+
+  /// Axes `from` announced after its HELLO: kept like HELLO's (the
+  /// higher epoch wins), so they are failed too if `from` is lost.
+  void on_axes(std::uint32_t from, const axis_list& axes) noexcept {
+    peer_state& p = peers_[from];
+    std::optional<error> refused;
+    {
+      std::lock_guard lock(mutex_);
+      for (const frontier_entry e : axes) {
+        if (layout_type::machine(e.axis) != from || layout_type::session(e.axis) != options_.session) {
+          if (!refused) refused = error{errc::invalid_argument, "AXES names an axis of another rank or session", from};
+          continue;
+        }
+        auto it = std::find_if(p.axes.begin(), p.axes.end(), [&](const frontier_entry& x) { return x.axis == e.axis; });
+        if (it != p.axes.end()) {
+          it->epoch = std::max(it->epoch, e.epoch);
+          continue;
+        }
+        try {
+          p.axes.push_back(e);
+        } catch (...) {
+          // Advisory like HELLO's lists: the axis is not failed on loss.
+          if (!refused) refused = error{errc::resource_exhausted, "out of memory for an announced axis", from};
+          break;
+        }
+      }
+    }
+    if (refused) protocol_error(from, *refused);
   }
 
   void on_submitted(std::uint32_t from, const message<frontier_type>& m) noexcept {
@@ -1603,7 +1686,11 @@ class basic_node {
     // keeps a sleeping driver from missing it).
     if (dirty_.load(std::memory_order_relaxed) == nullptr) return 0;
     export_slot* list = dirty_.exchange(nullptr, std::memory_order_acq_rel);
-    std::size_t work = 0;
+    // An axis announced before a signal that names it is sent first: the
+    // announcing thread set control_pending_ before its signal pushed the
+    // slot we just took (seq_cst, and our exchange synchronizes with the
+    // push), so this load sees it.
+    std::size_t work = drain_control();
     while (list != nullptr) {
       export_slot* slot = list;
       list = slot->next_dirty;
@@ -1712,8 +1799,10 @@ class basic_node {
       std::lock_guard lock(mutex_);
       control_work_.swap(controls_);
       lost = std::exchange(lost_controls_, false);
+      late_work_.swap(late_axes_);
     }
-    std::size_t work = 0;
+    // Axes first: news sent below may name them.
+    std::size_t work = send_late_axes();
     for (const control& c : control_work_) {
       switch (c.kind) {
         case control_kind::subscribe:
@@ -1932,6 +2021,8 @@ class basic_node {
   std::vector<control> controls_;
   bool lost_controls_ = false;
   std::vector<frontier_entry> own_axes_;
+  bool hello_taken_ = false;                // HELLO copied own_axes_
+  std::vector<frontier_entry> late_axes_;   // announced since, not sent yet
   std::optional<error> last_error_{};
   std::uint32_t last_error_rank_ = 0;
   std::atomic<bool> started_{false};
@@ -1972,6 +2063,7 @@ class basic_node {
   std::chrono::steady_clock::time_point next_check_{};
   std::vector<peer_state> peers_;
   std::vector<control> control_work_;
+  std::vector<frontier_entry> late_work_;  // late_axes_ taken by drain_control
   std::vector<control> subscribe_requests_;
   std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> early_;
   std::vector<proxy_slot*> proxy_scratch_;

@@ -12,7 +12,7 @@
 //
 //   offset  size  field
 //   0       1     version, 0x01
-//   1       1     kind (message_kind, 1..8)
+//   1       1     kind (message_kind, 1..9)
 //   2       1     flags: bits the kind defines; every other bit must be 0
 //
 // and continues by kind (F = frontier_wire bytes, which run to the end):
@@ -36,6 +36,8 @@
 //               length (<= max_failure_text), text (printable ASCII)
 //   BYE         (nothing: the sender leaves the job in order)
 //   HEARTBEAT   (nothing: the sender is alive)
+//   AXES        axes the sender announced after its HELLO: count (>= 1),
+//               then per axis a delta and its epoch, as in HELLO
 //
 // The producer ref names the producer entry (the signalling operation's own
 // (axis, epoch), <causal/semaphore.hpp>) without repeating
@@ -121,6 +123,7 @@ enum class message_kind : std::uint8_t {
   failed = 6,       ///< an export failed (or was withdrawn)
   bye = 7,          ///< the sender leaves the job in order
   heartbeat = 8,    ///< the sender is alive
+  axes = 9,         ///< axes the sender announced after its HELLO
 };
 
 /// Returns the kind's name, e.g. "submitted".
@@ -134,6 +137,7 @@ enum class message_kind : std::uint8_t {
     case message_kind::failed: return "failed";
     case message_kind::bye: return "bye";
     case message_kind::heartbeat: return "heartbeat";
+    case message_kind::axes: return "axes";
   }
   return "unknown";
 }
@@ -272,8 +276,9 @@ struct hello_info : hello_fields {
 };
 
 /// One decoded message. Which members mean something depends on `kind`:
-/// id (all but hello, bye, heartbeat), value/producer/frontier (submitted,
-/// reached unless external), failure (failed), hello (hello).
+/// id (subscribe, unsubscribe, submitted, reached, failed), value/producer/
+/// frontier (submitted, reached unless external), failure (failed), hello
+/// (hello), axes (axes).
 template <frontier_type Frontier>
 struct message {
   message_kind kind = message_kind::heartbeat;
@@ -285,6 +290,7 @@ struct message {
   Frontier frontier{};
   failure_info failure{};
   hello_info hello{};
+  axis_list axes{};
 };
 
 //===-- encoding ------------------------------------------------------------===//
@@ -410,6 +416,30 @@ constexpr bool printable(std::uint8_t c) noexcept { return c >= 0x20 && c <= 0x7
   for (const std::uint64_t id : exports) {
     w.varint(id - previous);
     previous = id;
+  }
+  return w.finish();
+}
+
+/// Writes an AXES message: `axes` (at least one, strictly increasing by
+/// axis) announced after the sender's HELLO. Returns the bytes written,
+/// invalid_argument for an empty or unsorted list, or capacity_exceeded
+/// (the size needed as position); a long list is sent in several messages.
+[[nodiscard]] constexpr result<std::size_t> encode_axes(std::span<std::byte> out,
+                                                        std::span<const frontier_entry> axes) noexcept {
+  if (axes.empty()) return error{errc::invalid_argument, "encode_axes: no axis to announce"};
+  for (std::size_t i = 1; i < axes.size(); ++i) {
+    if (!(axes[i - 1].axis < axes[i].axis)) {
+      return error{errc::invalid_argument, "encode_axes: axes not strictly increasing", i};
+    }
+  }
+  detail::wire_writer w(out);
+  w.header(message_kind::axes, 0);
+  w.varint(axes.size());
+  std::uint64_t previous = 0;
+  for (const frontier_entry& e : axes) {
+    w.varint(e.axis.raw() - previous);
+    w.varint(e.epoch);
+    previous = e.axis.raw();
   }
   return w.finish();
 }
@@ -725,7 +755,7 @@ template <frontier_type F>
   }
   const auto kind_byte = static_cast<std::uint8_t>(bytes[1]);
   if (kind_byte < static_cast<std::uint8_t>(message_kind::hello) ||
-      kind_byte > static_cast<std::uint8_t>(message_kind::heartbeat)) {
+      kind_byte > static_cast<std::uint8_t>(message_kind::axes)) {
     return error{errc::malformed, "unknown message kind in byte 1", 1};
   }
   m.kind = static_cast<message_kind>(kind_byte);
@@ -860,6 +890,18 @@ template <frontier_type F>
     case message_kind::bye:
     case message_kind::heartbeat:
       break;
+    case message_kind::axes: {
+      const std::size_t count_at = r.pos();
+      const result<std::uint64_t> axis_count = r.varint();
+      if (!axis_count) return axis_count.error_value();
+      if (*axis_count == 0) return error{errc::malformed, "AXES announces no axis", count_at};
+      const std::size_t axes_at = r.pos();
+      if (const auto list = detail::read_delta_list(r, *axis_count, true, "axis repeats the previous axis"); !list) {
+        return list.error_value();
+      }
+      m.axes = axis_list(bytes.subspan(axes_at, r.pos() - axes_at), static_cast<std::size_t>(*axis_count));
+      break;
+    }
   }
   return r.end();
 }
