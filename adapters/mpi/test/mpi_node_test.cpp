@@ -190,11 +190,18 @@ TEST_CASE("mpi node: axes announced after HELLO reach every peer ahead of the ne
     CHECK(j[r].stats().protocol_errors == 0);
   }
 
+  // allocate() (the collective channel's axis source) announces the same way.
+  const axis channel_axis = j[0].allocate(causal::domain::collective).value();
+  CHECK(causal::domain_of<layout>(channel_axis) == causal::domain::collective);
+  CHECK(late < channel_axis);
+  j.pump();
+  CHECK(j[1].peer(0).axes == std::vector<frontier_entry>{{late, 0}, {channel_axis, 0}});
+
   // A higher epoch is announced again; a lower one changes nothing.
   REQUIRE(j[0].announce_axis(late, 9).ok());
   REQUIRE(j[0].announce_axis(late, 3).ok());
   j.pump();
-  CHECK(j[2].peer(0).axes == std::vector<frontier_entry>{{late, 9}});
+  CHECK(j[2].peer(0).axes == std::vector<frontier_entry>{{late, 9}, {channel_axis, 0}});
   REQUIRE(p->set_observer(nullptr, &observer));
 }
 

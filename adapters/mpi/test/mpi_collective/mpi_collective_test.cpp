@@ -13,6 +13,8 @@
 #include "catch.hpp"
 
 #include <causal/adapters/mpi/collective.hpp>
+#include <causal/adapters/mpi/mpi_carrier.hpp>
+#include <causal/adapters/mpi/node.hpp>
 #include <causal/adapters/mpi/rank_axes.hpp>
 #include <causal/executor.hpp>
 #include <causal/process.hpp>
@@ -28,6 +30,10 @@
 #include <utility>
 
 namespace cm = causal::mpi;
+
+// A rank's node can be the channel's axis source (one allocator per rank).
+static_assert(cm::collective_axis_source<cm::basic_node<cm::mpi_carrier>>);
+static_assert(cm::collective_axis_source<cm::rank_axis_allocator>);
 using causal::axis;
 using causal::domain;
 using causal::errc;

@@ -163,7 +163,10 @@ struct mpi_collective_stats {
 };
 
 /// What `create` needs to obtain the collective axis on rank 0: a rank
-/// axis allocator (basic_rank_axis_allocator) or anything shaped like one.
+/// axis allocator (basic_rank_axis_allocator) or anything shaped like one,
+/// such as the rank's basic_node (its `allocate` announces the axis to the
+/// peers). A rank must take all its axes from one source: two allocators
+/// of the same rank hand out the same axes.
 template <class A>
 concept collective_axis_source = requires(A& a) {
   { a.allocate(domain::collective) } -> std::same_as<result<axis>>;

@@ -575,6 +575,12 @@ class basic_node {
     return a;
   }
 
+  /// allocate_axis under the name an axis source has, so that a node can
+  /// give an mpi_collective_channel its axis (collective.hpp): every axis
+  /// of the rank then comes from one allocator (two allocators of one rank
+  /// hand out the same axes), and peers hear of the collective axis too.
+  [[nodiscard]] result<axis> allocate(domain d) { return allocate_axis(d); }
+
   /// Announces axis `a` of this rank (allocated elsewhere) at `epoch`; a
   /// repeated axis takes the higher epoch. Before the first poll() the
   /// announcement goes out in HELLO; after it, the next poll() sends it in
