@@ -15,8 +15,11 @@
 #include <causal/adapters/mpi/wire.hpp>
 #include <causal/axis.hpp>
 #include <causal/completion.hpp>
+#include <causal/coroutine.hpp>
+#include <causal/executor.hpp>
 #include <causal/frontier.hpp>
 #include <causal/queue.hpp>
+#include <causal/scope.hpp>
 #include <causal/semaphore.hpp>
 
 #include "catch.hpp"
@@ -111,6 +114,16 @@ struct reached_log {
 };
 
 frontier f_of(axis a, std::uint64_t epoch) { return frontier{{a, epoch}}; }
+
+/// Awaits `proxy` at 1, 2, ... `last` and records each value it resumed at.
+causal::coroutine_process await_each(semaphore* proxy, std::uint64_t last, std::atomic<std::uint64_t>* resumed_at) {
+  for (std::uint64_t v = 1; v <= last; ++v) {
+    const causal::status st = co_await causal::until(*proxy, v);
+    if (!st) co_return st;
+    resumed_at->store(v, std::memory_order_release);
+  }
+  co_return {};
+}
 
 }  // namespace
 
@@ -452,6 +465,50 @@ TEST_CASE("mpi node: an owner failure fails the proxy with the owner's code, tex
   REQUIRE(q->failed());
   CHECK(q->failure()->code() == errc::timeout);
   CHECK(q->failure()->message() == "late");
+}
+
+TEST_CASE("mpi node: a coroutine on the executor awaits proxy values and gets the owner's failure",
+          "[mpi][node][coroutine]") {
+  job j(2);
+  semaphore s;
+  REQUIRE(j[0].export_semaphore(1, s).ok());
+  j.start_all();
+  semaphore* p = j[1].open_proxy(0, 1).value();
+  j.pump();
+
+  causal::executor ex(causal::executor_options{.worker_count = 1});
+  std::atomic<std::uint64_t> resumed_at{0};
+  causal::coroutine_process follower = await_each(p, 3, &resumed_at);
+  std::atomic<std::uint64_t> never{0};
+  causal::coroutine_process stranded = await_each(p, 10, &never);
+  REQUIRE(follower);
+  REQUIRE(stranded);
+  causal::scope sc;
+  follower.get().set_scope(sc);
+  stranded.get().set_scope(sc);
+  ex.submit(follower.get());
+  ex.submit(stranded.get());
+  for (std::uint64_t v = 1; v <= 3; ++v) {
+    REQUIRE(s.signal(v).ok());
+    // The node moves the value; the coroutine resumes on the worker.
+    REQUIRE(causal::test::eventually([&] {
+      j.pump();
+      return resumed_at.load(std::memory_order_acquire) == v;
+    }));
+  }
+  REQUIRE(causal::test::eventually([&] { return follower.get().is_complete(); }));
+  CHECK(follower.final_status().ok());
+
+  // The other one waits for 10, which never comes: the owner fails.
+  CHECK_FALSE(stranded.get().is_complete());
+  REQUIRE(s.fail(causal::error{errc::device_lost, "the owner's device fell off the bus", 77}));
+  j.pump();
+  // The scope's sticky failure is the member's.
+  CHECK(sc.wait_idle().code() == errc::device_lost);
+  REQUIRE(stranded.get().is_complete());
+  CHECK(stranded.final_status().code() == errc::device_lost);
+  CHECK(stranded.final_status().error_value().position() == 77);
+  CHECK(never.load(std::memory_order_acquire) == 3);
 }
 
 TEST_CASE("mpi node: withdraw and destroying the exported semaphore cancel the proxies", "[mpi][node]") {
