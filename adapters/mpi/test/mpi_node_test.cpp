@@ -260,6 +260,43 @@ TEST_CASE("mpi node: a rank that leaves fails, in the peers' completion trackers
   CHECK(tracker.axis_status(late).code() == errc::cancelled);
 }
 
+TEST_CASE("mpi node: a job with more ranks than the layout's machine field is refused at start; the wide "
+          "layout takes it",
+          "[mpi][node][layout]") {
+  constexpr std::uint32_t ranks = 300;  // the default layout names machines 0..255
+  mpi::loopback_hub hub(ranks);
+  mpi::manual_clock clock;
+  mpi::loopback_carrier last(hub, ranks - 1);
+  mpi::loopback_carrier first(hub, 0);
+
+  node_t narrow(last, job::quiet_options(), clock);
+  const causal::status refused = narrow.start();
+  CHECK(refused.code() == errc::out_of_range);
+  CHECK(refused.error_value().position() == ranks);
+  CHECK_FALSE(narrow.is_started());
+  CHECK(narrow.poll() == 0);
+
+  using wide_semaphore = causal::basic_semaphore<causal::basic_frontier<12, mpi::wide_rank_axis_layout>>;
+  using wide_node = mpi::basic_node<mpi::loopback_carrier, wide_semaphore, mpi::default_node_traits, mpi::manual_clock>;
+  mpi::loopback_carrier last_again(hub, ranks - 1);
+  wide_node wide(last_again, job::quiet_options(), clock);
+  const axis a = wide.allocate_axis(causal::domain::queue).value();
+  CHECK(mpi::wide_rank_axis_layout::machine(a) == ranks - 1);
+  REQUIRE(wide.start().ok());
+
+  // Rank 0 with the wide layout hears rank 299's HELLO and its axis.
+  wide_node zero(first, job::quiet_options(), clock);
+  REQUIRE(zero.start().ok());
+  for (int round = 0; round < 8; ++round) {
+    (void)wide.poll();
+    (void)zero.poll();
+  }
+  const mpi::peer_info heard = zero.peer(ranks - 1);
+  CHECK(heard.hello);
+  CHECK(heard.axes == std::vector<frontier_entry>{{a, 0}});
+  CHECK(zero.stats().protocol_errors == 0);
+}
+
 TEST_CASE("mpi node: a proxy follows the export's values, frontiers and producers", "[mpi][node]") {
   reached_log log;  // outlives the job: installed on one of its proxies
   job j(2);
