@@ -420,6 +420,14 @@ class basic_queue {
         return status{error{errc::invalid_argument, "submit: signal with a null semaphore", i}};
       }
       if (const auto f = s.semaphore->failure(); f) return status{*f};
+      if constexpr (requires { s.semaphore->writes_reserved(); }) {
+        if (s.semaphore->writes_reserved()) {
+          return status{error{errc::failed_precondition,
+                              "submit: a signal of a semaphore whose writes are reserved (a mirror such as an "
+                              "MPI proxy; signal the semaphore it mirrors)",
+                              i}};
+        }
+      }
       if (s.value <= s.semaphore->value()) {
         return status{error{errc::not_increasing, "submit: signal value not above the payload",
                             s.value}};

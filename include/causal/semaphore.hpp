@@ -75,9 +75,17 @@
 // one never-taken branch, as for tracing. Hooks must not call into the
 // semaphore, allocate or block: they run under its spin lock.
 //
+// Mirrors. The semaphore on the other side of an exporter (an MPI proxy)
+// must move only when what it mirrors does: its owner reserves its
+// signalling with reserve_writes(key), after which the ordinary signalling
+// members refuse (failed_precondition) and only signal_as / submit_signal_as
+// / signal_external_as with that key signal it. A queue asked to signal a
+// mirror therefore refuses the submission with nothing issued.
+//
 // Thread safety: every member may be called concurrently from any thread,
 //                including from inside a timepoint callback (no lock is
-//                held while callbacks run).
+//                held while callbacks run); reserve_writes only before the
+//                semaphore is shared.
 // Memory order:  signal(v) releases; value(), try_wait(v) and a wait or
 //                timepoint that observes >= v acquire; what the signaller
 //                wrote before signal(v) is visible after.
@@ -546,25 +554,80 @@ class basic_semaphore {
   /// producer entry. If `v` was submitted, `f` is merged into the submitted
   /// frontier. Fails with `errc::not_increasing` (nothing changes) when `v`
   /// is not above the payload, or with the failure when the semaphore failed.
+  /// Every signalling member below fails with `errc::failed_precondition`
+  /// (nothing changes) on a semaphore whose writes are reserved
+  /// (reserve_writes).
   status signal(std::uint64_t v, const Frontier& f, frontier_entry producer = {}) noexcept {
+    if (write_key_ != nullptr) [[unlikely]] return refused_write();
     return reach(v, &f, producer, /*external=*/false);
   }
 
   /// Reaches `v` with the frontier recorded by submit_signal(v), or, when
   /// nothing was submitted, with an empty frontier (a host signal that
   /// knows nothing more).
-  status signal(std::uint64_t v) noexcept { return reach(v, nullptr, {}, false); }
+  status signal(std::uint64_t v) noexcept {
+    if (write_key_ != nullptr) [[unlikely]] return refused_write();
+    return reach(v, nullptr, {}, false);
+  }
 
   /// Like signal(v) for a device completion: a non-increasing value also
   /// fails the semaphore, since waiters may already have trusted the order.
   status device_signal(std::uint64_t v) noexcept {
+    if (write_key_ != nullptr) [[unlikely]] return refused_write();
     status s = reach(v, nullptr, {}, false);
     if (s.code() == errc::not_increasing) fail(s.error_value());
     return s;
   }
 
   /// Reaches `v` from outside the scheduler: no frontier, value tainted.
-  status signal_external(std::uint64_t v) noexcept { return reach(v, nullptr, {}, true); }
+  status signal_external(std::uint64_t v) noexcept {
+    if (write_key_ != nullptr) [[unlikely]] return refused_write();
+    return reach(v, nullptr, {}, true);
+  }
+
+  //===-- mirrors: writes reserved for one writer ---------------------------===//
+
+  /// Reserves this semaphore's signalling for the holder of `key` (not
+  /// null): from then on signal, device_signal, signal_external,
+  /// submit_signal, reserve_signal and submit_reserved_signal fail with
+  /// `errc::failed_precondition` and change nothing, and only the `*_as`
+  /// members below, given the same key, signal it. For a semaphore that
+  /// mirrors another one, such as an MPI proxy of another rank's
+  /// semaphore: a local signal would let it run ahead of what it mirrors.
+  /// fail() stays open (a failure lets no waiter through). Waits, reads
+  /// and timepoints are unchanged. Returns false, changing nothing, when
+  /// `key` is null or the writes are already reserved. Not synchronized:
+  /// call it before the semaphore is shared with other threads.
+  bool reserve_writes(const void* key) noexcept {
+    if (key == nullptr || write_key_ != nullptr) return false;
+    write_key_ = key;
+    return true;
+  }
+
+  /// True when reserve_writes() reserved the signalling.
+  [[nodiscard]] bool writes_reserved() const noexcept { return write_key_ != nullptr; }
+
+  /// signal(v, f, producer) by the holder of `key` (reserve_writes);
+  /// `errc::failed_precondition` for another key.
+  status signal_as(const void* key, std::uint64_t v, const Frontier& f, frontier_entry producer = {}) noexcept {
+    if (key != write_key_) [[unlikely]] return refused_write();
+    return reach(v, &f, producer, /*external=*/false);
+  }
+
+  /// signal_external(v) by the holder of `key` (reserve_writes).
+  status signal_external_as(const void* key, std::uint64_t v) noexcept {
+    if (key != write_key_) [[unlikely]] return refused_write();
+    return reach(v, nullptr, {}, true);
+  }
+
+  /// submit_signal(v, f, producer) by the holder of `key` (reserve_writes).
+  status submit_signal_as(const void* key, std::uint64_t v, const Frontier& f,
+                          frontier_entry producer = {}) noexcept {
+    if (key != write_key_) [[unlikely]] return refused_write();
+    return submit_pending(v, f, producer);
+  }
+
+  //===-- announcing --------------------------------------------------------===//
 
   /// Announces a future signal of `v` carrying `f` (known at submit time).
   /// Errors (nothing changes): `not_increasing` when v <= payload,
@@ -574,10 +637,8 @@ class basic_semaphore {
   /// pending_grows, only when memory runs out. A caller with effects to
   /// undo (a queue whose operation is already issued) reserves first.
   status submit_signal(std::uint64_t v, const Frontier& f, frontier_entry producer = {}) noexcept {
-    return with_free_record([&] { return check_submittable_locked(v); },
-                            [&] { insert_pending_locked(v, f, producer); },
-                            "submit_signal: PendingCapacity submitted signals outstanding "
-                            "(pending_bounded)");
+    if (write_key_ != nullptr) [[unlikely]] return refused_write();
+    return submit_pending(v, f, producer);
   }
 
   /// Reserves one record for a later submit_reserved_signal, which then
@@ -592,6 +653,7 @@ class basic_semaphore {
   /// bounded table is full, counting other reservations, or memory runs
   /// out. Give an unused reservation back with unreserve_signal().
   status reserve_signal() noexcept {
+    if (write_key_ != nullptr) [[unlikely]] return refused_write();
     if constexpr (Pending::bounded) {
       return with_free_record([&] { return failed() ? status{*failure()} : status{}; },
                               [&] { ++reserved_; },
@@ -613,6 +675,8 @@ class basic_semaphore {
   [[nodiscard]] bool reservation_unneeded() const noexcept {
     if constexpr (Pending::bounded) {
       return false;
+    } else if (write_key_ != nullptr) {
+      return false;  // reserve_signal() then says why not
     } else {
       return pending_free_.load(std::memory_order_relaxed) != 0;
     }
@@ -634,7 +698,8 @@ class basic_semaphore {
   /// are submit_signal's (a concurrent signal or failure may still win).
   status submit_reserved_signal(std::uint64_t v, const Frontier& f,
                                 frontier_entry producer = {}) noexcept {
-    if constexpr (!Pending::bounded) return submit_signal(v, f, producer);
+    if (write_key_ != nullptr) [[unlikely]] return refused_write();
+    if constexpr (!Pending::bounded) return submit_pending(v, f, producer);
     detail::spin_guard guard(lock_);
     CAUSAL_ASSERT(reserved_ != 0, "submit_reserved_signal without a reservation");
     if (reserved_ != 0) --reserved_;
@@ -1077,6 +1142,20 @@ class basic_semaphore {
     return ring_[(ring_head_ + i) % HistoryDepth];
   }
 
+  /// submit_signal's work, after its write check.
+  status submit_pending(std::uint64_t v, const Frontier& f, frontier_entry producer) noexcept {
+    return with_free_record([&] { return check_submittable_locked(v); },
+                            [&] { insert_pending_locked(v, f, producer); },
+                            "submit_signal: PendingCapacity submitted signals outstanding "
+                            "(pending_bounded)");
+  }
+
+  static status refused_write() noexcept {
+    return status{error{errc::failed_precondition,
+                        "semaphore: its writes are reserved (reserve_writes), e.g. an MPI proxy, which only "
+                        "its node signals: signal the semaphore it mirrors instead"}};
+  }
+
   /// Every way of reaching a value goes through here.
   status reach(std::uint64_t v, const Frontier* f, frontier_entry producer, bool external,
                bool already_shared = false) noexcept {
@@ -1487,6 +1566,8 @@ class basic_semaphore {
   // Written under the lock by set_observer (rarely), read under the lock
   // by the hook sites and by the destructor.
   const observer_type* observer_ = nullptr;
+  /// The only writer's key (reserve_writes), or null: anyone may signal.
+  const void* write_key_ = nullptr;
 
   alignas(CAUSAL_CACHELINE_SIZE) mutable detail::spin_lock lock_;
   std::atomic<std::uint32_t> timepoint_count_{0};

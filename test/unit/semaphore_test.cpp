@@ -15,6 +15,7 @@
 // made on the test's own thread; helper threads report through atomics and
 // are joined first.
 
+#include <causal/queue.hpp>
 #include <causal/semaphore.hpp>
 
 #include "catch.hpp"
@@ -1331,4 +1332,81 @@ TEST_CASE("semaphore: signal, try_wait, frontier_at, timepoints, cancel and sati
   CHECK(allocations == 0);
   CHECK(log.runs == 2000);
   CHECK(sink > 0);
+}
+
+//===-- mirrors: reserved writes ---------------------------------------------===//
+
+TEST_CASE("semaphore: reserved writes refuse every ordinary signal, take the key's, and leave fail open",
+          "[semaphore][mirror]") {
+  semaphore s;
+  const int owner_token = 0;
+  const int other_token = 0;
+  const void* key = &owner_token;
+  CHECK_FALSE(s.writes_reserved());
+  CHECK_FALSE(s.reserve_writes(nullptr));
+  REQUIRE(s.reserve_writes(key));
+  CHECK(s.writes_reserved());
+  CHECK_FALSE(s.reserve_writes(&other_token));  // one writer, for good
+
+  // Every ordinary way to move it is refused and changes nothing.
+  CHECK(s.signal(1).code() == errc::failed_precondition);
+  CHECK(s.signal(1, frontier{{A, 1}}, frontier_entry{A, 1}).code() == errc::failed_precondition);
+  CHECK(s.device_signal(1).code() == errc::failed_precondition);
+  CHECK(s.signal_external(1).code() == errc::failed_precondition);
+  CHECK(s.submit_signal(2, frontier{{A, 2}}).code() == errc::failed_precondition);
+  CHECK(s.reserve_signal().code() == errc::failed_precondition);
+  CHECK(s.submit_reserved_signal(2, frontier{{A, 2}}).code() == errc::failed_precondition);
+  CHECK_FALSE(s.reservation_unneeded());
+  CHECK(s.value() == 0);
+  CHECK(s.pending_count() == 0);
+  CHECK_FALSE(s.failed());  // a refused write does not fail the semaphore
+  CHECK(s.frontier_at(1) == std::nullopt);
+
+  // Another key is refused too; the owner's key moves it.
+  CHECK(s.signal_as(&other_token, 1, frontier{{A, 1}}).code() == errc::failed_precondition);
+  CHECK(s.submit_signal_as(&other_token, 3, frontier{{A, 3}}).code() == errc::failed_precondition);
+  CHECK(s.signal_external_as(&other_token, 1).code() == errc::failed_precondition);
+  REQUIRE(s.submit_signal_as(key, 3, frontier{{A, 3}}, frontier_entry{A, 3}).ok());
+  CHECK(s.pending_count() == 1);
+  REQUIRE(s.signal_as(key, 1, frontier{{B, 1}}, frontier_entry{B, 1}).ok());
+  CHECK(s.value() == 1);
+  CHECK(s.try_wait(1));
+  REQUIRE(s.signal_external_as(key, 2).ok());
+  CHECK(s.is_tainted(2));
+  REQUIRE(s.signal_as(key, 3, frontier{}).ok());
+  const auto at3 = s.frontier_at(3);
+  REQUIRE(at3.has_value());
+  CHECK(at3->frontier.epoch_of(A) == 3);  // the submitted record was used
+  // The key's own rules still hold.
+  CHECK(s.signal_as(key, 3, frontier{}).code() == errc::not_increasing);
+
+  // A failure lets no waiter through, so anyone may still fail it.
+  REQUIRE(s.fail(causal::error{errc::device_lost, "gone", 9}));
+  CHECK(s.failed());
+  CHECK(s.wait(4).code() == errc::device_lost);
+  CHECK(s.signal_as(key, 4, frontier{}).code() == errc::device_lost);
+}
+
+TEST_CASE("semaphore: a queue refuses to signal a semaphore whose writes are reserved, with nothing issued",
+          "[semaphore][mirror][queue]") {
+  causal::recording_queue<> q(causal::make_axis(0, 0, causal::domain::queue, 1).value());
+  semaphore mirror;
+  semaphore plain;
+  const int token = 0;
+  REQUIRE(mirror.reserve_writes(&token));
+
+  const auto refused = q.submit({}, {{&plain, 1}, {&mirror, 1}}, 7);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error_value().code() == errc::failed_precondition);
+  CHECK(refused.error_value().position() == 1);  // the signal that names the mirror
+  CHECK(q.epoch() == 0);                          // nothing executed
+  CHECK(plain.pending_count() == 0);              // nothing announced on the other one
+  CHECK(mirror.pending_count() == 0);
+  CHECK_FALSE(mirror.failed());
+
+  // Waiting on a mirror is what it is for.
+  REQUIRE(mirror.signal_as(&token, 1, frontier{{B, 1}}, frontier_entry{B, 1}).ok());
+  const auto waited = q.submit({{&mirror, 1}}, {{&plain, 1}}, 8);
+  REQUIRE(waited.ok());
+  CHECK(q.knowledge().epoch_of(B) == 1);
 }

@@ -548,6 +548,36 @@ TEST_CASE("mpi node: a coroutine on the executor awaits proxy values and gets th
   CHECK(never.load(std::memory_order_acquire) == 3);
 }
 
+TEST_CASE("mpi node: a proxy moves only with its owner: local signals and a queue signalling it are refused",
+          "[mpi][node][queue]") {
+  job j(2);
+  semaphore s;
+  REQUIRE(j[0].export_semaphore(1, s).ok());
+  j.start_all();
+  semaphore* p = j[1].open_proxy(0, 1).value();
+  j.pump();
+  CHECK(p->writes_reserved());
+  CHECK_FALSE(s.writes_reserved());  // the owner's semaphore stays ordinary
+
+  CHECK(p->signal(2).code() == errc::failed_precondition);
+  CHECK(p->signal_external(2).code() == errc::failed_precondition);
+  CHECK(p->submit_signal(2, frontier{}).code() == errc::failed_precondition);
+  causal::recording_queue<> q(rank_axis(1, 1));
+  const auto refused = q.submit({}, {{p, 2}}, 1);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error_value().code() == errc::failed_precondition);
+  CHECK(q.epoch() == 0);
+  CHECK(p->value() == 0);
+  CHECK_FALSE(p->failed());
+
+  // The owner's values still arrive, none dropped as stale.
+  REQUIRE(s.signal(1).ok());
+  REQUIRE(s.signal(2).ok());
+  j.pump();
+  CHECK(p->value() == 2);
+  CHECK(j[1].stats().updates_ignored == 0);
+}
+
 TEST_CASE("mpi node: withdraw and destroying the exported semaphore cancel the proxies", "[mpi][node]") {
   job j(2);
   semaphore s1;

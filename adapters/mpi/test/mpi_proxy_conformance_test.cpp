@@ -41,11 +41,9 @@
 // Not applicable here: the suite's one-queue epoch order case and its
 // same-queue elision case (tier 1, "this queue signalled it") involve no
 // second rank: a queue cannot signal a semaphore another rank exports.
-// Whether a queue may *signal* a proxy is not documented (node.hpp and
-// adapters/mpi/README.md call a proxy an ordinary semaphore the node
-// signals from received updates), so that is not asserted either; today
-// such a signal is accepted, and the owner's values at or below it are
-// then dropped as stale.
+// A queue may not *signal* a proxy (its writes are reserved for its node;
+// mpi_node_test checks the refusal), so the suite's signal cases always
+// signal the exported semaphore.
 //
 // Knowledge. A wait imports the frontier its proxy knows at submission
 // (queue.hpp, tier 2: "when known"), and across ranks the owner's news

@@ -511,7 +511,10 @@ class basic_node {
   /// subscribing at the next poll()) the first time; later calls return
   /// the same semaphore. The node owns it: it stays valid until the node
   /// is destroyed, and fails (never hangs) when the owner fails it,
-  /// withdraws it, leaves or vanishes, or this node shuts down. Errors:
+  /// withdraws it, leaves or vanishes, or this node shuts down. Only the
+  /// node signals it (its writes are reserved, reserve_writes): signal,
+  /// submit_signal and a queue's signal of it are refused with
+  /// failed_precondition; wait on it, signal the owner's semaphore. Errors:
   /// invalid_argument for this rank or a rank outside the job;
   /// failed_precondition after shutdown; resource_exhausted. Any thread.
   result<Semaphore*> open_proxy(std::uint32_t owner, std::uint64_t id) noexcept {
@@ -531,6 +534,10 @@ class basic_node {
         auto slot = std::make_unique<proxy_slot>();
         slot->owner = owner;
         slot->id = id;
+        // Only this node moves the proxy: a local signal would run it
+        // ahead of the owner's semaphore (the owner's lower values would
+        // then be dropped as stale). Reserved before anyone else sees it.
+        (void)slot->sem.reserve_writes(this);
         sem = &slot->sem;
         raw = slot.get();
         proxies_.emplace(proxy_key{owner, id}, std::move(slot));
@@ -1511,7 +1518,7 @@ class basic_node {
       bump(counters_.submitted_dropped);
       return;
     }
-    if (slot->sem.submit_signal(m.value, m.frontier, m.producer)) {
+    if (slot->sem.submit_signal_as(this, m.value, m.frontier, m.producer)) {
       bump(counters_.submitted_applied);
     } else {
       // Already submitted, reached meanwhile, or failed.
@@ -1525,8 +1532,8 @@ class basic_node {
       bump(counters_.updates_ignored);
       return;
     }
-    const status s = m.external ? slot->sem.signal_external(m.value)
-                                : slot->sem.signal(m.value, m.frontier, m.producer);
+    const status s = m.external ? slot->sem.signal_external_as(this, m.value)
+                                : slot->sem.signal_as(this, m.value, m.frontier, m.producer);
     if (s) {
       bump(counters_.reached_applied);
     } else {
