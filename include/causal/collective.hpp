@@ -129,6 +129,9 @@ class basic_collective_channel {
   basic_collective_channel(causal::axis a, std::size_t participants,
                            semaphore_scope scope = semaphore_scope::device_group) noexcept
       : axis_(a), count_(participants), sem_(0, scope) {
+    // Only completed collectives move the semaphore: a signal from anyone
+    // else would let waiters past a collective that has not happened.
+    detail::reserve_writes_if_able(sem_, this);
     using layout = typename Frontier::layout_type;
     if (a.raw() == 0) {
       setup_ = error{errc::invalid_argument, "collective channel: axis 0 is reserved"};
@@ -152,6 +155,8 @@ class basic_collective_channel {
   [[nodiscard]] causal::axis axis() const noexcept { return axis_; }
   [[nodiscard]] std::size_t participant_count() const noexcept { return count_; }
   /// The channel's semaphore: its value is the last completed collective.
+  /// Wait on it; only the channel signals it (its writes are reserved,
+  /// reserve_writes, so a signal of it is refused with failed_precondition).
   [[nodiscard]] Semaphore& semaphore() noexcept { return sem_; }
   [[nodiscard]] const Semaphore& semaphore() const noexcept { return sem_; }
   /// The last completed collective (the semaphore's value).
@@ -287,12 +292,22 @@ class basic_collective_channel {
       // still be in flight on another thread (we signal outside the lock so
       // that callbacks may re-enter arrive); it is a short, bounded call.
       while (seq > 1 && sem_.value() < seq - 1 && !sem_.failed()) detail::cpu_relax();
-      if (status s = sem_.signal(seq, signalled, frontier_entry{axis_, seq}); !s) {
+      if (status s = detail::signal_as_owner(sem_, this, seq, signalled, frontier_entry{axis_, seq}); !s) {
         return s.error_value();
       }
       if (observer_ != nullptr) observer_(observer_context_, axis_, seq);
     }
     return out;
+  }
+
+  /// Announces the signal that collective `k` will make, ahead of its
+  /// completion (submit before wait): `joined` is the frontier it will
+  /// carry, its producer (axis(), k). For a scheduler that knows the join
+  /// in advance (the scenario simulator); the channel's semaphore takes no
+  /// announcement from anyone else (its writes are reserved). Errors as
+  /// submit_signal.
+  status announce(std::uint64_t k, const Frontier& joined) noexcept {
+    return detail::submit_signal_as_owner(sem_, this, k, joined, frontier_entry{axis_, k});
   }
 
   /// Fails the channel's semaphore (sticky; first error wins): every waiter

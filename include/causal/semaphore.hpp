@@ -1599,6 +1599,40 @@ class basic_semaphore {
 /// records inline and more on the heap as needed (pending_grows).
 using semaphore = basic_semaphore<>;
 
+namespace detail {
+
+/// For an owner that alone may move the semaphore it exposes (a channel's
+/// completion semaphore, a proxy): reserves `s`'s writes for `key` where
+/// the semaphore type can (reserve_writes); other types stay as they are.
+template <class S>
+void reserve_writes_if_able(S& s, const void* key) noexcept {
+  if constexpr (requires { s.reserve_writes(key); }) (void)s.reserve_writes(key);
+}
+
+/// signal(v, f, producer) by the owner that reserved `s` with `key`
+/// (signal_as), or a plain signal for a type without reservations.
+template <class S, class F>
+status signal_as_owner(S& s, const void* key, std::uint64_t v, const F& f, frontier_entry producer) noexcept {
+  if constexpr (requires { s.signal_as(key, v, f, producer); }) {
+    return s.signal_as(key, v, f, producer);
+  } else {
+    return s.signal(v, f, producer);
+  }
+}
+
+/// submit_signal(v, f, producer) by the owner that reserved `s` with `key`.
+template <class S, class F>
+status submit_signal_as_owner(S& s, const void* key, std::uint64_t v, const F& f,
+                              frontier_entry producer) noexcept {
+  if constexpr (requires { s.submit_signal_as(key, v, f, producer); }) {
+    return s.submit_signal_as(key, v, f, producer);
+  } else {
+    return s.submit_signal(v, f, producer);
+  }
+}
+
+}  // namespace detail
+
 //===-- links ---------------------------------------------------------------===//
 
 /// Relays "S >= x  =>  signal T to y" without allocation: when the source

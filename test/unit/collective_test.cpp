@@ -151,6 +151,43 @@ TEST_CASE("collective: the semaphore reaches k only after all N arrive", "[colle
   }
 }
 
+TEST_CASE("collective: only the channel moves its semaphore; announce() gives the join in advance",
+          "[collective][errors]") {
+  const axis A = queue_axis(1);
+  const axis B = queue_axis(2);
+  collective_channel ch(C, 2);
+  semaphore& sem = ch.semaphore();
+  CHECK(sem.writes_reserved());
+  // A signal from outside would let waiters past a collective that did
+  // not happen: refused, nothing changes.
+  CHECK(sem.signal(1).code() == errc::failed_precondition);
+  CHECK(sem.signal_external(1).code() == errc::failed_precondition);
+  CHECK(sem.submit_signal(1, frontier{}).code() == errc::failed_precondition);
+  CHECK(ch.completed() == 0);
+  CHECK(sem.pending_count() == 0);
+
+  const frontier joined{{A, 4}, {C, 1}};
+  REQUIRE(ch.announce(1, joined).ok());
+  CHECK(ch.announce(1, joined).code() == errc::invalid_argument);  // already announced
+  const auto announced = sem.frontier_at(1);
+  REQUIRE(announced.has_value());
+  CHECK_FALSE(announced->reached);
+  CHECK(announced->producer == frontier_entry{C, 1});
+
+  auto first = ch.arrive(0, 1, frontier{{A, 4}});
+  REQUIRE(first.ok());
+  CHECK_FALSE(first->completed);
+  auto second = ch.arrive(1, 1, frontier{{B, 2}});
+  REQUIRE(second.ok());
+  CHECK(second->completed);
+  CHECK(ch.completed() == 1);
+  const auto reached = sem.frontier_at(1);
+  REQUIRE(reached.has_value());
+  CHECK(reached->reached);
+  CHECK(reached->frontier.epoch_of(A) == 4);
+  CHECK(reached->frontier.epoch_of(B) == 2);
+}
+
 TEST_CASE("collective: arrive errors leave the channel unchanged", "[collective][arrive][errors]") {
   collective_channel ch(C, 3);
   const frontier f0{{queue_axis(100), 5}};

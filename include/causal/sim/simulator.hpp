@@ -707,8 +707,7 @@ class engine {
     Frontier joined;
     for (const Frontier& f : contributions) joined.merge(f, c.axis());
     joined.insert_or_raise(c.axis(), k);
-    const frontier_entry producer{c.axis(), k};
-    if (status st = c.semaphore().submit_signal(k, joined, producer); !st) {
+    if (status st = c.announce(k, joined); !st) {
       fail("frontiers: collective \"" + op.name + "\": " + std::string(st.error_value().message()));
       return;
     }

@@ -105,6 +105,9 @@ TEST_CASE("mpi collective: every rank agrees on the axis, and it is rank 0's col
   CHECK(r.channel->size() == r.size);
   CHECK(r.channel->rank() == r.rank);
   CHECK(r.channel->completed() == 0);
+  // Only completed rounds move the channel's semaphore.
+  CHECK(r.channel->semaphore().signal(1).code() == errc::failed_precondition);
+  CHECK(r.channel->completed() == 0);
 }
 
 TEST_CASE("mpi collective: after k rounds each rank knows (C, k) as one entry, and the "

@@ -293,6 +293,9 @@ class basic_mpi_collective_channel {
     }
     std::unique_ptr<state> s(new (std::nothrow) state(options.scope));
     if (!s) return error{errc::resource_exhausted, "mpi collective channel: out of memory"};
+    // Only completed rounds move the semaphore (keyed by the state, which
+    // stays put when the channel moves).
+    causal::detail::reserve_writes_if_able(s->sem, s.get());
 
     if (int rc = MPI_Comm_dup(options.comm, &s->comm); rc != MPI_SUCCESS) {
       s->comm = MPI_COMM_NULL;
@@ -414,6 +417,7 @@ class basic_mpi_collective_channel {
   [[nodiscard]] MPI_Comm communicator() const noexcept { return state_->comm; }
 
   /// This rank's channel semaphore: its value is the last completed round.
+  /// Wait on it; only the channel signals it (reserve_writes).
   [[nodiscard]] Semaphore& semaphore() noexcept { return state_->sem; }
   [[nodiscard]] const Semaphore& semaphore() const noexcept { return state_->sem; }
   [[nodiscard]] std::uint64_t completed() const noexcept { return state_->sem.value(); }
@@ -862,7 +866,8 @@ class basic_mpi_collective_channel {
     state& s = *state_;
     s.phase = round_phase::idle;
     s.next_round = k + 1;
-    if (status sig = s.sem.signal(k, s.joined, frontier_entry{s.channel_axis, k}); !sig) {
+    if (status sig = causal::detail::signal_as_owner(s.sem, &s, k, s.joined, frontier_entry{s.channel_axis, k});
+        !sig) {
       return sig.error_value();
     }
     ++s.counters.rounds;
