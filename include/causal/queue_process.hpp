@@ -388,8 +388,15 @@ class basic_queue_process : public process {
   /// Makes every completed epoch e also reach `timeline` at e (a plain
   /// signal, no frontier), and a failure of the queue fail it: a timeline
   /// of the queue's own progress that a block pool can register for its
-  /// axis and fence on (pool.hpp, path (c)). Set before the first submit.
-  void set_progress_timeline(Semaphore* progress) noexcept { progress_ = progress; }
+  /// axis and fence on (pool.hpp, path (c)). Set before the first submit,
+  /// and before `timeline` is shared: its writes are reserved for this
+  /// queue (semaphore.hpp, reserve_writes), since a signal from anyone else
+  /// would mark epochs complete that have not run, and a pool would reuse
+  /// their blocks while they may still be in use.
+  void set_progress_timeline(Semaphore* progress) noexcept {
+    progress_ = progress;
+    if (progress_ != nullptr) detail::reserve_writes_if_able(*progress_, this);
+  }
 
   //===-- backend side (one submitting thread) --===//
 
@@ -830,7 +837,13 @@ class basic_queue_process : public process {
       for (std::size_t i = 0; i < sl.signal_count; ++i) {
         (void)sl.signals[i].semaphore->device_signal(sl.signals[i].value);
       }
-      if (progress_ != nullptr) (void)progress_->signal(sl.epoch);
+      if (progress_ != nullptr) {
+        const status reached = detail::signal_as_owner(*progress_, this, sl.epoch,
+                                                       typename Semaphore::frontier_type{}, frontier_entry{});
+        // Refused (its writes are another owner's): fail it rather than
+        // leave a pool fencing on it waiting for good.
+        if (reached.code() == errc::failed_precondition) (void)progress_->fail(reached.error_value());
+      }
       if (retire_ != nullptr) retire_(retire_context_, sl.epoch);
       return;
     }

@@ -544,6 +544,11 @@ TEST_CASE("cpu queue: a pool fences reuse of a block on the freeing queue's prog
     // Fenced behind b, behind the gate, which only this thread signals: no
     // schedule can reach `done` first.
     CHECK(done.wait_for(1, 20ms).code() == errc::timeout);
+    // Only b moves its progress timeline: a signal from here would release
+    // the fence while b may still use the block.
+    CHECK(b.progress_timeline().writes_reserved());
+    CHECK(b.progress_timeline().signal(1).code() == errc::failed_precondition);
+    CHECK(b.progress_timeline().value() == 0);
     REQUIRE(gate.signal(1));
     REQUIRE(done.wait_for(1, 20s));
     REQUIRE(a.wait_idle());

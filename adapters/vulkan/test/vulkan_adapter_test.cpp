@@ -792,5 +792,18 @@ TEST_CASE("vulkan: bad input is rejected with a clear error and changes nothing"
   CHECK(f.log() == std::vector<int>{2});
   auto& q2 = f.make_queue();
   CHECK(f.hardware().users() == 2);
-  (void)q2;
+
+  // A queue's epoch timeline moves only with its queue: a host signal, or
+  // another queue's signal of it, would mark epochs complete that never ran.
+  causal::vulkan::semaphore& epochs = q.timeline();
+  CHECK(epochs.writes_reserved());
+  CHECK_FALSE(s.writes_reserved());
+  const std::uint64_t before = epochs.value();
+  CHECK(epochs.signal(before + 5).code() == causal::errc::failed_precondition);
+  auto stolen = q2.submit({}, {{&epochs, before + 5}}, f.op(3));
+  REQUIRE_FALSE(stolen);
+  CHECK(stolen.error_value().code() == causal::errc::failed_precondition);
+  CHECK(q2.epoch() == 0);
+  CHECK(epochs.value() == before);
+  CHECK_FALSE(epochs.failed());
 }

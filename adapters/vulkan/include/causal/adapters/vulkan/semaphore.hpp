@@ -139,6 +139,10 @@ class semaphore : private causal::semaphore {
   using base::try_wait;
   using base::value;
 
+  /// True for a queue's epoch timeline, which only its queue signals:
+  /// signal() refuses, and so does a queue asked to signal it.
+  [[nodiscard]] bool writes_reserved() const noexcept { return internal_; }
+
   /// Fails the semaphore with `e` (sticky; first error wins): host waiters
   /// and timepoints get `e`, and submissions held on the host that wait on
   /// it are dropped with their signals failed (kick), so nothing waits
@@ -203,12 +207,20 @@ class semaphore : private causal::semaphore {
 
   /// Signals `v` from the host on both halves, carrying `f`: first the
   /// VkSemaphore (so device waits see it), then the host half; then retries
-  /// held submissions. Errors (nothing changes): the failure, `v` not above
+  /// held submissions. Errors (nothing changes): `failed_precondition` on a
+  /// queue's epoch timeline (queue::timeline(): only the queue moves it;
+  /// writes_reserved()), the failure, `v` not above
   /// the value (`not_increasing`), `v` at or above a value a queue has
   /// issued and the device not yet reached (`invalid_argument`: Vulkan
   /// requires a timeline to increase in execution order), `v` further above
   /// the value than maxTimelineSemaphoreValueDifference (`invalid_argument`).
   status signal(std::uint64_t v, const frontier_type& f = frontier_type{}) noexcept {
+    if (internal_) {
+      return error{errc::failed_precondition,
+                   "vulkan::semaphore::signal: a queue's epoch timeline; only its queue signals it (a "
+                   "host signal would mark epochs complete that have not run)",
+                   v};
+    }
     status out;
     {
       std::lock_guard lock(mutex_);
@@ -353,7 +365,7 @@ class semaphore : private causal::semaphore {
   /// A queue's epoch timeline: not registered with the device (the queue
   /// polls it), reached straight to the counter value.
   semaphore(device& dev, internal_tag) noexcept
-      : base(0, semaphore_scope::device_local), device_(&dev) {
+      : base(0, semaphore_scope::device_local), device_(&dev), internal_(true) {
     create(semaphore_options{}, /*attach=*/false);
   }
 
@@ -516,6 +528,8 @@ class semaphore : private causal::semaphore {
   std::atomic<bool> external_{false};
   std::atomic<std::uint64_t> sent_{0};
   bool exportable_ = false;
+  /// A queue's epoch timeline: only its queue signals it.
+  bool internal_ = false;
   bool attached_ = false;
   status setup_{};
   detail::device_member member_{};
