@@ -1114,7 +1114,9 @@ class basic_stream_queue {
 
   /// A semaphore that reaches e when epoch e completes: register it with a
   /// block pool so other queues can fence blocks this queue freed. Call
-  /// before the first submit.
+  /// before the first submit. Only this queue may signal it from then on:
+  /// a signal from elsewhere marks epochs complete that have not run, and
+  /// the pool would hand out blocks they may still use.
   void set_progress_timeline(Semaphore& timeline) noexcept {
     core_.backend().set_progress_timeline(&timeline);
   }
