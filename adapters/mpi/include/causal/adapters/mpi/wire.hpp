@@ -369,6 +369,27 @@ constexpr void write_producer(wire_writer& w, const F& f, frontier_entry produce
 
 constexpr bool printable(std::uint8_t c) noexcept { return c >= 0x20 && c <= 0x7e; }
 
+/// Writes an axis list as HELLO and AXES carry it: the count, then per
+/// axis its delta from the previous one (the first raw) and its epoch.
+constexpr void write_axis_list(wire_writer& w, std::span<const frontier_entry> axes) noexcept {
+  w.varint(axes.size());
+  std::uint64_t previous = 0;
+  for (const frontier_entry& e : axes) {
+    w.varint(e.axis.raw() - previous);
+    w.varint(e.epoch);
+    previous = e.axis.raw();
+  }
+}
+
+/// The index of the first axis not above the one before it, or 0 when the
+/// list is strictly increasing.
+[[nodiscard]] constexpr std::size_t first_unsorted_axis(std::span<const frontier_entry> axes) noexcept {
+  for (std::size_t i = 1; i < axes.size(); ++i) {
+    if (!(axes[i - 1].axis < axes[i].axis)) return i;
+  }
+  return 0;
+}
+
 }  // namespace detail
 
 /// Writes a HELLO. `axes` must be strictly increasing by axis and `exports`
@@ -385,10 +406,8 @@ constexpr bool printable(std::uint8_t c) noexcept { return c >= 0x20 && c <= 0x7
   if (fields.frontier_capacity == 0 || fields.frontier_capacity > 4096) {
     return error{errc::invalid_argument, "encode_hello: frontier capacity must be 1..4096", fields.frontier_capacity};
   }
-  for (std::size_t i = 1; i < axes.size(); ++i) {
-    if (!(axes[i - 1].axis < axes[i].axis)) {
-      return error{errc::invalid_argument, "encode_hello: axes not strictly increasing", i};
-    }
+  if (const std::size_t i = detail::first_unsorted_axis(axes); i != 0) {
+    return error{errc::invalid_argument, "encode_hello: axes not strictly increasing", i};
   }
   for (std::size_t i = 1; i < exports.size(); ++i) {
     if (exports[i - 1] >= exports[i]) {
@@ -404,15 +423,9 @@ constexpr bool printable(std::uint8_t c) noexcept { return c >= 0x20 && c <= 0x7
   w.varint(fields.features);
   w.varint(fields.heartbeat_interval_us);
   w.varint(fields.frontier_capacity);
-  w.varint(axes.size());
-  std::uint64_t previous = 0;
-  for (const frontier_entry& e : axes) {
-    w.varint(e.axis.raw() - previous);
-    w.varint(e.epoch);
-    previous = e.axis.raw();
-  }
+  detail::write_axis_list(w, axes);
   w.varint(exports.size());
-  previous = 0;
+  std::uint64_t previous = 0;
   for (const std::uint64_t id : exports) {
     w.varint(id - previous);
     previous = id;
@@ -427,20 +440,12 @@ constexpr bool printable(std::uint8_t c) noexcept { return c >= 0x20 && c <= 0x7
 [[nodiscard]] constexpr result<std::size_t> encode_axes(std::span<std::byte> out,
                                                         std::span<const frontier_entry> axes) noexcept {
   if (axes.empty()) return error{errc::invalid_argument, "encode_axes: no axis to announce"};
-  for (std::size_t i = 1; i < axes.size(); ++i) {
-    if (!(axes[i - 1].axis < axes[i].axis)) {
-      return error{errc::invalid_argument, "encode_axes: axes not strictly increasing", i};
-    }
+  if (const std::size_t i = detail::first_unsorted_axis(axes); i != 0) {
+    return error{errc::invalid_argument, "encode_axes: axes not strictly increasing", i};
   }
   detail::wire_writer w(out);
   w.header(message_kind::axes, 0);
-  w.varint(axes.size());
-  std::uint64_t previous = 0;
-  for (const frontier_entry& e : axes) {
-    w.varint(e.axis.raw() - previous);
-    w.varint(e.epoch);
-    previous = e.axis.raw();
-  }
+  detail::write_axis_list(w, axes);
   return w.finish();
 }
 
