@@ -1231,9 +1231,7 @@ class basic_node {
       const std::size_t count = std::min(per_message, late_work_.size() - first);
       const result<std::size_t> n =
           encode_axes(std::span<std::byte>(buffer_), std::span<const frontier_entry>(late_work_.data() + first, count));
-      for (std::uint32_t r = 0; r < size_; ++r) {
-        if (r != rank_) send_bytes(r, encoded(n));
-      }
+      send_to_every_peer(encoded(n));
       ++sent;
     }
     late_work_.clear();
@@ -1287,6 +1285,13 @@ class basic_node {
     touch(to, touched_sent);
     bump(counters_.messages_sent);
     bump(counters_.bytes_sent, bytes.size());
+  }
+
+  /// Sends `bytes` to every other rank of the job.
+  void send_to_every_peer(std::span<const std::byte> bytes) noexcept {
+    for (std::uint32_t r = 0; r < size_; ++r) {
+      if (r != rank_) send_bytes(r, bytes);
+    }
   }
 
   std::span<const std::byte> encoded(const result<std::size_t>& n) const noexcept {
@@ -1352,9 +1357,7 @@ class basic_node {
                        std::span<const frontier_entry>(axes.data() + axes_sent, take_axes),
                        std::span<const std::uint64_t>(ids.data() + ids_sent, take_ids));
       if (!n) break;
-      for (std::uint32_t peer = 0; peer < size_; ++peer) {
-        if (peer != rank_) send_bytes(peer, std::span<const std::byte>(buffer.data(), *n));
-      }
+      send_to_every_peer(std::span<const std::byte>(buffer.data(), *n));
       axes_sent += take_axes;
       ids_sent += take_ids;
       ++parts;
@@ -1462,7 +1465,7 @@ class basic_node {
     p.frontier_capacity = h.frontier_capacity;
     try {
       for (const frontier_entry e : h.axes) {
-        if (layout_type::machine(e.axis) != from || layout_type::session(e.axis) != options_.session) {
+        if (!axis_of(from, e.axis)) {
           bump(counters_.protocol_errors);
           continue;
         }
@@ -1475,6 +1478,12 @@ class basic_node {
     if (!h.more) p.hello_done = true;
   }
 
+  /// True when `a` is an axis rank `r` may announce: its machine and this
+  /// job's session (HELLO and AXES refuse the others).
+  [[nodiscard]] bool axis_of(std::uint32_t r, axis a) const noexcept {
+    return layout_type::machine(a) == r && layout_type::session(a) == options_.session;
+  }
+
   /// Axes `from` announced after its HELLO: kept like HELLO's (the
   /// higher epoch wins), so they are failed too if `from` is lost.
   void on_axes(std::uint32_t from, const axis_list& axes) noexcept {
@@ -1483,7 +1492,7 @@ class basic_node {
     {
       std::lock_guard lock(mutex_);
       for (const frontier_entry e : axes) {
-        if (layout_type::machine(e.axis) != from || layout_type::session(e.axis) != options_.session) {
+        if (!axis_of(from, e.axis)) {
           if (!refused) refused = error{errc::invalid_argument, "AXES names an axis of another rank or session", from};
           continue;
         }
@@ -1991,10 +2000,7 @@ class basic_node {
     if (hello_sent_) {
       (void)drain_control();
       (void)flush_dirty();
-      const result<std::size_t> n = encode_bye(std::span<std::byte>(buffer_));
-      for (std::uint32_t r = 0; r < size_; ++r) {
-        if (r != rank_) send_bytes(r, encoded(n));
-      }
+      send_to_every_peer(encoded(encode_bye(std::span<std::byte>(buffer_))));
     }
     {
       // From here open_proxy and export_semaphore refuse.

@@ -659,6 +659,16 @@ constexpr status read_delta_list(wire_reader& r, std::uint64_t count, bool with_
   return {};
 }
 
+/// Reads the `count` entries of an axis list (HELLO, AXES) that follow its
+/// count, checked like every delta list, into `out`, a view of `bytes`.
+constexpr status read_axis_list(wire_reader& r, std::span<const std::byte> bytes, std::uint64_t count,
+                                axis_list& out) noexcept {
+  const std::size_t start = r.pos();
+  if (status s = read_delta_list(r, count, true, "axis repeats the previous axis"); !s) return s;
+  out = axis_list(bytes.subspan(start, r.pos() - start), static_cast<std::size_t>(count));
+  return {};
+}
+
 /// Frontiers of at most this many entries take parse_frontier_in_place.
 inline constexpr std::size_t in_place_frontier_entries = 16;
 
@@ -830,11 +840,7 @@ template <frontier_type F>
       h.frontier_capacity = static_cast<std::uint32_t>(*capacity);
       const result<std::uint64_t> axis_count = r.varint();
       if (!axis_count) return axis_count.error_value();
-      const std::size_t axes_at = r.pos();
-      if (const auto list = detail::read_delta_list(r, *axis_count, true, "axis repeats the previous axis"); !list) {
-        return list.error_value();
-      }
-      h.axes = axis_list(bytes.subspan(axes_at, r.pos() - axes_at), static_cast<std::size_t>(*axis_count));
+      if (status s = detail::read_axis_list(r, bytes, *axis_count, h.axes); !s) return s.error_value();
       const result<std::uint64_t> export_count = r.varint();
       if (!export_count) return export_count.error_value();
       const std::size_t exports_at = r.pos();
@@ -900,11 +906,7 @@ template <frontier_type F>
       const result<std::uint64_t> axis_count = r.varint();
       if (!axis_count) return axis_count.error_value();
       if (*axis_count == 0) return error{errc::malformed, "AXES announces no axis", count_at};
-      const std::size_t axes_at = r.pos();
-      if (const auto list = detail::read_delta_list(r, *axis_count, true, "axis repeats the previous axis"); !list) {
-        return list.error_value();
-      }
-      m.axes = axis_list(bytes.subspan(axes_at, r.pos() - axes_at), static_cast<std::size_t>(*axis_count));
+      if (status s = detail::read_axis_list(r, bytes, *axis_count, m.axes); !s) return s.error_value();
       break;
     }
   }
