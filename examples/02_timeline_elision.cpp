@@ -12,7 +12,8 @@
 //      ran still elides, from the producer entry of the submitted signal;
 //   4. an external signal (an imported event) taints its values: waits on
 //      them are never elided, until a witnessed signal heals the taint;
-//   5. failure is sticky and reaches host waiters instead of stranding them.
+//   5. failure is sticky and reaches host waiters instead of stranding them;
+//      a value reached before the failure stays reached.
 //
 // The device is causal::recording_backend, which logs what a queue issued
 // and completes operations in FIFO order when their waits are met. Every
@@ -136,9 +137,11 @@ void failure() {
   causal::semaphore s;
   (void)s.signal(1);
   s.fail(causal::error{causal::errc::device_lost, "GPU fell off the bus"});
-  const causal::status waited = s.wait_for(1, std::chrono::milliseconds(10));
-  std::printf("  wait(1) after fail: %s\n", std::string(causal::to_string(waited.code())).c_str());
-  expect(waited.code() == causal::errc::device_lost, "the waiter gets the failure, not ok");
+  const causal::status waited = s.wait_for(2, std::chrono::milliseconds(10));
+  std::printf("  wait(2) after fail: %s\n", std::string(causal::to_string(waited.code())).c_str());
+  expect(waited.code() == causal::errc::device_lost, "a waiter on a value not reached gets the failure");
+  expect(s.wait_for(1, std::chrono::milliseconds(10)).ok(),
+         "a value reached before the failure stays reached, however late the wait");
   expect(s.signal(2).code() == causal::errc::device_lost, "later signals are refused");
 }
 

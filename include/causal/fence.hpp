@@ -173,7 +173,8 @@ class basic_fence {
     return 0;
   }
 
-  /// True when every point is reached and no semaphore has failed.
+  /// True when every point is reached (a value reached before its
+  /// semaphore failed stays reached).
   [[nodiscard]] bool reached() const noexcept {
     for (const point& p : points()) {
       if (!p.semaphore->try_wait(p.value)) return false;
@@ -181,10 +182,12 @@ class basic_fence {
     return true;
   }
 
-  /// The failure of the first failed semaphore the fence names, if any.
+  /// The failure that keeps the fence from ever being reached: that of
+  /// the first point whose semaphore failed below its value, if any (a
+  /// point reached before its semaphore failed stays reached).
   [[nodiscard]] std::optional<error> failure() const noexcept {
     for (const point& p : points()) {
-      if (auto f = p.semaphore->failure(); f) return f;
+      if (auto f = detail::failure_below(*p.semaphore, p.value); f) return f;
     }
     return std::nullopt;
   }
@@ -235,14 +238,21 @@ class basic_fence {
 
   //===-- host signals ------------------------------------------------------===//
 
-  /// Signals every point's semaphore to its value, carrying `f` (and the
-  /// producer entry, when given). Every point is attempted; returns the
-  /// first error (a value not above its semaphore's payload is
-  /// `errc::not_increasing` and leaves that semaphore unchanged).
+  /// Signals every point's semaphore to its value, in order, carrying `f`
+  /// (and the producer entry, when given). The points are reached one at
+  /// a time, so only the last carries the producer's own entry: the others
+  /// carry `f` with the producer's axis lowered below its epoch (what was
+  /// known before the operation; docs/queues.md, "Signals of one
+  /// operation"). Every point is attempted; returns the first error (a
+  /// value not above its semaphore's payload is `errc::not_increasing` and
+  /// leaves that semaphore unchanged).
   status signal(const frontier_type& f = frontier_type{}, frontier_entry producer = {}) const noexcept {
+    frontier_type before = f;
+    if (producer.epoch != 0) before.lower_to(producer.axis, producer.epoch - 1);
     status first{};
-    for (const point& p : points()) {
-      status s = p.semaphore->signal(p.value, f, producer);
+    for (std::size_t k = 0; k < count_; ++k) {
+      const point& p = points_[k];
+      status s = p.semaphore->signal(p.value, k + 1 == count_ ? f : before, producer);
       if (!s && first) first = s;
     }
     return first;

@@ -348,6 +348,26 @@ class basic_frontier {
     return ok_status();
   }
 
+  /// Lowers the entry of `a` to at most `epoch`, removing it at 0: knowing
+  /// less is always sound as knowledge (never as a requirement). Used to
+  /// carry what was known *before* an operation on every signal of it but
+  /// the last (docs/queues.md, "Signals of one operation").
+  ///
+  /// Complexity: O(size()).
+  constexpr void lower_to(causal::axis a, std::uint64_t epoch) noexcept {
+    const std::size_t i = lower_bound(a);
+    if (i == count_ || axes_[i] != a || epochs_[i] <= epoch) return;
+    if (epoch != 0) {
+      epochs_[i] = epoch;
+      return;
+    }
+    for (std::size_t k = i + 1; k < count_; ++k) {
+      axes_[k - 1] = axes_[k];
+      epochs_[k - 1] = epochs_[k];
+    }
+    --count_;
+  }
+
   /// Joins `other` into this frontier: every axis takes the larger epoch,
   /// and the taint of either carries over. On overflow the policy applies
   /// (evict and taint, or fail leaving this frontier unchanged).

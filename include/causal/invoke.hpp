@@ -37,9 +37,11 @@
 // kept for exception()), a failed wait point (its semaphore's error; a
 // semaphore destroyed first: `errc::cancelled`), cancellation, or executor
 // teardown fails every semaphore of the signal fence with that error, so
-// downstream invocations and waiters see it in turn. A failed wait point
-// ends the wait at once (the other points are not waited for) and fn does
-// not run. A signal that the semaphore rejects (its value is not above the
+// downstream invocations and waiters see it in turn. After a failed wait
+// point fn does not run, but the signals fail only once every other point
+// is reached or failed too: a failure must not overtake a healthy signal
+// that a consumer's elided wait stands for (docs/queues.md, "Elision
+// never changes an outcome"). Cancellation ends the wait at once. A signal that the semaphore rejects (its value is not above the
 // payload: two producers of one value) fails that semaphore too, since
 // its waiters were promised the order, and the invocation reports it.
 //
@@ -216,9 +218,10 @@ class invocation_core {
     ex.submit(proc_);
     std::uint32_t skipped = 0;
     for (std::uint32_t i = 0; i < n; ++i) {
-      // A failed point ends the wait (and a scope cancelled at submit
-      // already completed the process): register nothing more.
-      if (failed_.load(std::memory_order_acquire) || proc_.is_complete()) {
+      // A scope cancelled at submit already completed the process:
+      // register nothing more. A failed point does not end the wait: the
+      // signals fail only once every point is over (file comment, Errors).
+      if (proc_.is_complete()) {
         ++skipped;
         continue;
       }
@@ -226,7 +229,7 @@ class invocation_core {
       // may fire inline; copies what the point imports when it fires
       register_point(*wait_[i].semaphore, i);
     }
-    if (failed_.load(std::memory_order_acquire) || proc_.is_complete()) skipped += cancel_pending();
+    if (proc_.is_complete()) skipped += cancel_pending();
     // acq_rel: as in on_fire.
     if (remaining_.fetch_sub(skipped + 1, std::memory_order_acq_rel) == skipped + 1) finish_wait();
   }
@@ -339,12 +342,11 @@ class invocation_core {
 
   static void on_fire(semaphore_timepoint& tp, status s) noexcept {
     auto* self = static_cast<invocation_core*>(tp.user_data());
-    std::uint32_t k = 1;
-    if (!s) {
-      self->record(s.error_value());
-      // A failed point ends the wait: the others are not waited for.
-      k += self->cancel_pending();
-    }
+    const std::uint32_t k = 1;
+    // A failed point fails the invocation, but the other points are still
+    // waited for: its signals must not fail before every point is reached
+    // or failed (file comment, Errors).
+    if (!s) self->record(s.error_value());
     // acq_rel: releases this callback's writes (the failure) to whoever
     // reaches zero and acquires theirs. After this decrement the object
     // may be gone unless we reached zero (the wait reference is ours then).
@@ -395,12 +397,17 @@ class invocation_core {
     // over what the step reported, which it may never have run to set.
     status final = st ? c.outcome_ : st;
     if (final) {
-      frontier_type f = c.wait_imports();
-      if constexpr (requires { f.merge(c.extra_).ok(); }) {
-        if (!f.merge(c.extra_)) f.set_tainted();
+      // Every point but the last carries what the invocation learnt; the
+      // last also its own entry, which claims every signal reached (the
+      // points are signalled in order: docs/queues.md, "Signals of one
+      // operation").
+      frontier_type learnt = c.wait_imports();
+      if constexpr (requires { learnt.merge(c.extra_).ok(); }) {
+        if (!learnt.merge(c.extra_)) learnt.set_tainted();
       } else {
-        f.merge(c.extra_);
+        learnt.merge(c.extra_);
       }
+      frontier_type f = learnt;
       if (c.producer_.epoch != 0) {
         if constexpr (requires { f.insert_or_raise(c.producer_.axis, 1).ok(); }) {
           if (!f.insert_or_raise(c.producer_.axis, c.producer_.epoch)) f.set_tainted();
@@ -408,8 +415,10 @@ class invocation_core {
           f.insert_or_raise(c.producer_.axis, c.producer_.epoch);
         }
       }
-      for (const auto& pt : c.signal_) {
-        status s = pt.semaphore->signal(pt.value, f, c.producer_);
+      const std::size_t last = c.signal_.size() - 1;
+      for (std::size_t k = 0; k < c.signal_.size(); ++k) {
+        const auto& pt = c.signal_[k];
+        status s = pt.semaphore->signal(pt.value, k == last ? f : learnt, c.producer_);
         if (!s) {
           // Waiters were promised this value: a rejected signal (not
           // increasing) fails the semaphore; an already failed one keeps

@@ -42,6 +42,24 @@
 // with the recorded frontier, and retire(epoch) updates the queue's
 // completed epoch (and an attached completion tracker).
 //
+// Signals of one operation. (axis, e) in a frontier claims that operation
+// e has completed: every signal of it reached. A backend reaches an
+// operation's signals one at a time, in the order they were issued, so
+// only the last signal carries (axis, e); the others carry what was known
+// before e (the waits' imports and (axis, e - 1)). All carry the producer
+// entry (axis, e): covering it proves every one of them reached. Put the
+// signal most consumers wait on last: its waiters learn the most.
+//
+// Failure. Elision never changes an outcome. An elided (tier 1, dominated)
+// wait is implied only while everything upstream succeeds: when a failure
+// reaches this operation first (its queue failed, or a device wait's
+// semaphore failed), the value it skipped may not be reached yet, and
+// failing the operation's signals then could fail a semaphore before a
+// healthy signal of a lower value arrives. So the backend hears of those
+// waits too (optional `guard_elided_wait(s, v)`) and fails the operation's
+// signals only once every wait, issued or elided, is met or failed -- as
+// it would have, had the wait been issued.
+//
 // Tracing. With a trace_sink installed (set_trace_sink), each executed
 // operation reports its waits' tiers, then itself, then its signals; a
 // deferral and a retire report themselves. With none, each hook site is one
@@ -115,6 +133,14 @@ CAUSAL_BEGIN_NAMESPACE
 /// - `issue_wait(s, v)`, `execute(op, epoch)`, `issue_signal(s, v)`: called
 ///   in that order for one submission; each returns a status, and a failure
 ///   stops the submission (see basic_queue::submit).
+/// - The backend reaches an operation's signals in issue_signal order (or
+///   all at once): only the last carries the operation's own entry (see
+///   the file comment, "Signals of one operation").
+/// - optionally `guard_elided_wait(s, v)`, called before execute for each
+///   wait elided by dominance: the operation need not wait for it to run,
+///   but must not fail its signals before S >= v is met or S fails (see
+///   "Failure"). A backend that never fails an operation it has not run
+///   may leave it out.
 /// - optionally `flush()`, called once after the last issue_signal of a
 ///   submission (a batching backend submits there).
 /// - optionally `trace_label(op)` returning a `const char*` (valid during
@@ -276,6 +302,16 @@ class basic_queue {
     if (fail_observer_ != nullptr) fail_observer_(retire_context_, axis_, e);
   }
 
+  /// Switches wait elision on (the default) or off. Off, every wait of
+  /// later submissions is issued to the device (or held, tier 3, where the
+  /// backend cannot wait for an unannounced value), as a runtime without
+  /// frontiers would: what the waits import still joins the knowledge and
+  /// the signals still carry frontiers. For tests and measurements: a
+  /// program's outcome must be the same either way (docs/queues.md,
+  /// "Elision never changes an outcome"). Not concurrently with submit.
+  void set_wait_elision(bool enabled) noexcept { elide_waits_ = enabled; }
+  [[nodiscard]] bool wait_elision() const noexcept { return elide_waits_; }
+
   /// Adds `extra` to the knowledge (what the caller learnt some other way,
   /// e.g. a host wait that returned, or a pool's fence waits issued for the
   /// next operation). The own axis stays pinned. Until the next submission
@@ -412,7 +448,7 @@ class basic_queue {
       if (waits[i].semaphore == nullptr) {
         return status{error{errc::invalid_argument, "submit: wait with a null semaphore", i}};
       }
-      if (const auto f = waits[i].semaphore->failure(); f) return status{*f};
+      if (const auto f = detail::failure_below(*waits[i].semaphore, waits[i].value); f) return status{*f};
     }
     for (std::size_t i = 0; i < signals.size(); ++i) {
       const signal_type& s = signals[i];
@@ -460,10 +496,14 @@ class basic_queue {
     for (std::size_t i = 0; i < waits.size(); ++i) {
       semaphore_type& sem = *waits[i].semaphore;
       const std::uint64_t v = waits[i].value;
-      if (const auto f = sem.failure(); f) return status{*f};
+      if (const auto f = detail::failure_below(sem, v); f) return status{*f};
       const auto& imported = p.imports[i] = sem.frontier_at(v);
       tier t;
-      if (!imported) {
+      if (!elide_waits_) [[unlikely]] {
+        // Elision switched off: issue it, or hold it where the device
+        // cannot wait for a value nobody has announced.
+        t = imported || Backend::waits_before_signal ? tier::device : tier::defer;
+      } else if (!imported) {
         t = Backend::waits_before_signal ? tier::device : tier::defer;
       } else if (imported->value_tainted) {
         t = tier::device;  // external values are never elided
@@ -477,7 +517,7 @@ class basic_queue {
       p.tiers[i] = t;
       p.must_defer = p.must_defer || t == tier::defer;
     }
-    if (!p.must_defer) elide_transitively(waits, p);
+    if (!p.must_defer && elide_waits_) elide_transitively(waits, p);
     return status{};
   }
 
@@ -566,13 +606,23 @@ class basic_queue {
                                      bool pumped = false) noexcept {
     queue_stats delta{};
     for (std::size_t i = 0; i < waits.size(); ++i) {
-      if (p.tiers[i] != tier::device) continue;
-      if (status s = backend_.issue_wait(*waits[i].semaphore, waits[i].value); !s) {
+      status s{};
+      if (p.tiers[i] == tier::device) {
+        s = backend_.issue_wait(*waits[i].semaphore, waits[i].value);
+        ++delta.device_waits;
+      } else if (p.tiers[i] == tier::dominated) {
+        // Implied while everything upstream succeeds; a backend that can
+        // fail this operation without running it must not fail its signals
+        // before the value is reached (the file comment, "Failure").
+        if constexpr (requires { backend_.guard_elided_wait(*waits[i].semaphore, waits[i].value); }) {
+          s = backend_.guard_elided_wait(*waits[i].semaphore, waits[i].value);
+        }
+      }
+      if (!s) {
         unreserve_signals(signals);
         fail_signals(signals, s.error_value());
         return s.error_value();
       }
-      ++delta.device_waits;
     }
     // Imports: everything the waits prove. A device wait on an unsubmitted
     // value, or on an unreached one whose submitted record is for a higher
@@ -596,6 +646,13 @@ class basic_queue {
       return s.error_value();
     }
     epoch_ = e;
+    // Every signal but the last carries what is known before e (the
+    // waits' imports and (axis, e - 1)), not (axis, e): the backend reaches
+    // the signals one at a time, in this order, and (axis, e) claims the
+    // whole operation -- every signal of it -- has completed. A consumer
+    // that learnt it from the first signal would elide a wait on another
+    // not reached yet (the file comment, "Signals of one operation").
+    if (signals.size() > 1) before_ = knowledge_;
     (void)knowledge_.insert_or_raise(axis_, e);
     // The operation at e follows every wait issued so far, the pool's fence
     // waits included, and imported what its own waits proved: e covers
@@ -606,10 +663,12 @@ class basic_queue {
     }
     const frontier_entry producer{axis_, e};
     status first_failure{};
-    for (const signal_type& sig : signals) {
+    for (std::size_t k = 0; k < signals.size(); ++k) {
+      const signal_type& sig = signals[k];
+      const Frontier& carried = k + 1 == signals.size() ? knowledge_ : before_;
       // Reserved before anything was issued: only a concurrent signal or
       // failure of the semaphore (a race the caller lost) can refuse it.
-      status s = sig.semaphore->submit_reserved_signal(sig.value, knowledge_, producer);
+      status s = sig.semaphore->submit_reserved_signal(sig.value, carried, producer);
       if (s) s = backend_.issue_signal(*sig.semaphore, sig.value);
       if (!s) {
         // The operation is already on the device; a signal we cannot
@@ -791,6 +850,12 @@ class basic_queue {
   const causal::axis axis_;
   std::uint64_t epoch_ = 0;
   Frontier knowledge_{};
+  /// What the signals before an operation's last carry: the knowledge
+  /// before its own entry (execute_planned; a member, not a local, so a
+  /// one-signal submission pays no ~200-byte stack frame for it).
+  Frontier before_{};
+  /// False: every wait is issued to the device (set_wait_elision).
+  bool elide_waits_ = true;
   /// Set by learn() when it added something; cleared by a submission.
   bool knowledge_ahead_ = false;
   atomic_stats stats_{};
@@ -811,11 +876,12 @@ class basic_queue {
 /// `complete_next()` completes the oldest issued operation whose device
 /// waits are satisfied (device order is FIFO): it reaches the semaphores
 /// the operation signals (device_signal) and returns its epoch. Like a
-/// device stream, it fails for good when an operation waits on a failed
-/// semaphore: that operation and every later one fail their signals'
-/// semaphores with the error instead of running, and later issues return
-/// it (see failure()). The log keeps the last `LogCapacity` events;
-/// nothing allocates.
+/// device stream, it fails for good when an operation waits on a
+/// semaphore that failed below the value: that operation and every later
+/// one fail their signals' semaphores with the error instead of running
+/// (each once its waits, guarded ones included, are over), and later
+/// issues return it (see failure()). The log keeps the last `LogCapacity`
+/// events; nothing allocates.
 template <class Semaphore = semaphore, bool WaitsBeforeSignal = true,
           std::size_t LogCapacity = 256>
 class recording_backend {
@@ -824,7 +890,10 @@ class recording_backend {
   using operation_type = std::uint64_t;  ///< a caller-chosen tag
   static constexpr bool waits_before_signal = WaitsBeforeSignal;
 
-  enum class event_kind : std::uint8_t { wait, execute, signal };
+  /// `guard`: a wait elided by dominance (guard_elided_wait), recorded
+  /// before the execute it belongs to like a wait, but not waited for
+  /// unless the operation fails (see complete_next).
+  enum class event_kind : std::uint8_t { wait, execute, signal, guard };
   struct event {
     event_kind kind = event_kind::execute;
     Semaphore* semaphore = nullptr;
@@ -852,6 +921,11 @@ class recording_backend {
     record(event{event_kind::signal, &s, v, 0});
     return status{};
   }
+  status guard_elided_wait(Semaphore& s, std::uint64_t v) noexcept {
+    if (failed_) return status{failure_};
+    record(event{event_kind::guard, &s, v, 0});
+    return status{};
+  }
 
   /// The simulated device's sticky failure: the error of the first failed
   /// semaphore an operation waited on, once complete_next() met it.
@@ -877,53 +951,59 @@ class recording_backend {
   void fail_next_execute() noexcept { fail_next_execute_ = true; }
 
   /// Completes the oldest pending operation if its device waits are met:
-  /// reaches its signals and returns its epoch; 0 when nothing can run, or
-  /// when a wait's semaphore has failed: then the device fails (see the
-  /// class comment) and every pending operation's signals are failed.
+  /// reaches its signals and returns its epoch. Returns 0 when nothing can
+  /// run, or when the operation fails: a wait's semaphore failed without
+  /// reaching the value (a value reached before a failure stays reached),
+  /// or the device failed earlier. The device then fails for good (see the
+  /// class comment), and this and each later operation fail their signals
+  /// in turn, each once every wait of it, issued or guarded (elided), is
+  /// met or failed -- never before: an elided wait may stand for a healthy
+  /// signal still on its way (queue.hpp, "Failure").
   std::uint64_t complete_next() noexcept {
-    // Walk from the completion cursor: waits before the next execute must
-    // be satisfied; signals after it are reached.
-    std::size_t i = cursor_;
-    const std::size_t first = total_ < LogCapacity ? 0 : total_ - LogCapacity;
-    if (i < first) return 0;  // the log overflowed past unfinished work
-    for (; i < total_; ++i) {
-      const event& e = log_[i % LogCapacity];
-      if (e.kind == event_kind::wait) {
-        // Failure wins over the payload, as for a host waiter.
-        if (const auto f = e.semaphore->failure(); f) {
-          fail_pending(*f);
-          return 0;
+    for (;;) {
+      // Walk from the completion cursor: the waits before the next execute,
+      // then its signals.
+      std::size_t i = cursor_;
+      const std::size_t first = total_ < LogCapacity ? 0 : total_ - LogCapacity;
+      if (i < first) return 0;  // the log overflowed past unfinished work
+      bool fails = failed_;
+      bool guards_open = false;
+      for (; i < total_; ++i) {
+        const event& e = log_[i % LogCapacity];
+        if (e.kind == event_kind::execute) break;
+        if (e.kind == event_kind::signal) continue;  // only before the first execute: none
+        if (e.semaphore->value() >= e.value) continue;
+        if (const auto f = detail::failure_below(*e.semaphore, e.value); f) {
+          if (e.kind == event_kind::wait && !fails) {
+            fails = true;
+            if (!failed_) failure_ = *f;
+          }
+          continue;
         }
-        if (e.semaphore->value() < e.value) return 0;
-        continue;
+        if (e.kind == event_kind::wait) return 0;  // not met yet
+        guards_open = true;                        // implied, unless the operation fails
       }
-      if (e.kind == event_kind::execute) break;
-    }
-    if (i == total_) return 0;
-    const std::uint64_t epoch = log_[i % LogCapacity].value;
-    ++i;
-    while (i < total_ && log_[i % LogCapacity].kind == event_kind::signal) {
-      const event& e = log_[i % LogCapacity];
-      (void)e.semaphore->device_signal(e.value);
+      if (i == total_) return 0;
+      if (fails && guards_open) return 0;  // fails once its elided waits are over too
+      const std::uint64_t epoch = log_[i % LogCapacity].value;
       ++i;
+      failed_ = fails;
+      while (i < total_ && log_[i % LogCapacity].kind == event_kind::signal) {
+        const event& e = log_[i % LogCapacity];
+        if (fails) {
+          (void)e.semaphore->fail(failure_);
+        } else {
+          (void)e.semaphore->device_signal(e.value);
+        }
+        ++i;
+      }
+      cursor_ = i;
+      if (!fails) return epoch;
+      // Failed: go on failing the later operations whose waits are over.
     }
-    cursor_ = i;
-    return epoch;
   }
 
  private:
-  /// The device failed with `e`: every operation not yet completed fails
-  /// its signals (none of them will ever run), and the failure sticks.
-  void fail_pending(const error& e) noexcept {
-    if (!failed_) {
-      failed_ = true;
-      failure_ = e;
-    }
-    for (; cursor_ < total_; ++cursor_) {
-      const event& ev = log_[cursor_ % LogCapacity];
-      if (ev.kind == event_kind::signal) (void)ev.semaphore->fail(failure_);
-    }
-  }
 
   error fail_next_wait_error() noexcept {
     fail_next_wait_ = false;
@@ -938,7 +1018,7 @@ class recording_backend {
   std::array<event, LogCapacity> log_{};
   std::size_t total_ = 0;
   std::size_t cursor_ = 0;
-  std::array<std::size_t, 3> counts_{};
+  std::array<std::size_t, 4> counts_{};
   bool fail_next_wait_ = false;
   bool fail_next_execute_ = false;
   bool failed_ = false;

@@ -455,26 +455,30 @@ class basic_queue_process : public process {
   /// barrier's next slot.
   status stage_wait(Semaphore& s, std::uint64_t v) noexcept {
     if (status st = open_stage(); !st) return st;
-    slot& sl = staging();
-    for (std::size_t i = 0; i < sl.wait_count; ++i) {
-      if (sl.waits[i].semaphore == &s) {
+    for (std::size_t i = 0; i < staging().wait_count; ++i) {
+      wait_record& w = staging().waits[i];
+      if (w.semaphore == &s) {
         // S >= max(v, v') implies both waits.
-        if (sl.waits[i].value < v) sl.waits[i].value = v;
+        if (w.value < v) w.value = v;
         return status{};
       }
     }
-    if (sl.wait_count == max_waits) {
-      // Only waits are staged yet (basic_queue issues waits, then the
-      // operation, then its signals): they become a barrier.
-      sl.op = queue_operation{};
-      sl.epoch = 0;
-      (void)publish();
-      if (status st = open_stage(); !st) return st;
-      slot& next = staging();
-      next.waits[next.wait_count++] = wait_record{&s, v};
-      return status{};
-    }
+    if (status st = room_for_wait(); !st) return st;
+    slot& sl = staging();
     sl.waits[sl.wait_count++] = wait_record{&s, v};
+    return status{};
+  }
+
+  /// Stages a wait the operation does not wait for (basic_queue elided it
+  /// by dominance) but must not fail its signals before: should the
+  /// operation fail without running, its signals fail only once S >= v is
+  /// met or S fails (queue.hpp, "Failure"). Errors as stage_wait.
+  status guard_elided_wait(Semaphore& s, std::uint64_t v) noexcept {
+    if (status st = open_stage(); !st) return st;
+    if (status st = room_for_wait(); !st) return st;
+    slot& sl = staging();
+    ++sl.guard_count;
+    sl.waits[max_waits - sl.guard_count] = wait_record{&s, v};
     return status{};
   }
 
@@ -586,7 +590,9 @@ class basic_queue_process : public process {
     std::atomic<std::uint32_t> next_unarmed{0};  // next wait a fired node arms
     std::atomic<bool> failed{false};             // a wait's semaphore failed
     bool dispatched = false;                     // drain side: dispatch issued
-    std::size_t wait_count = 0;
+    bool guarding = false;                       // drain side: nodes[0] waits for a guard
+    std::size_t wait_count = 0;                  // device waits: waits[0, wait_count)
+    std::size_t guard_count = 0;                 // guards: waits[max_waits - guard_count, max_waits)
     std::size_t signal_count = 0;
     std::uint64_t epoch = 0;
     basic_queue_process* owner = nullptr;
@@ -666,12 +672,38 @@ class basic_queue_process : public process {
     slot& sl = staging();
     sl.owner = this;
     sl.wait_count = 0;
+    sl.guard_count = 0;
+    sl.guarding = false;
     sl.signal_count = 0;
     sl.op = queue_operation{};
     sl.epoch = 0;
     sl.dispatched = false;
     sl.failed.store(false, std::memory_order_relaxed);
     staging_open_ = true;
+    return status{};
+  }
+
+  /// Makes room in the staging slot for one more wait or guard. Device
+  /// waits fill slot.waits from the front, guards from the back; when they
+  /// meet, the device waits staged so far are published as a wait barrier
+  /// of their own -- a slot with no work, no epoch and no signals, which
+  /// the operation follows in FIFO order -- and the guards move on to the
+  /// operation's new slot. Only waits are staged by then (basic_queue
+  /// issues waits, then the operation, then its signals).
+  status room_for_wait() noexcept {
+    slot& sl = staging();
+    if (sl.wait_count + sl.guard_count < max_waits) return status{};
+    std::array<wait_record, max_waits> guards;
+    const std::size_t guard_count = sl.guard_count;
+    for (std::size_t i = 0; i < guard_count; ++i) guards[i] = sl.waits[max_waits - 1 - i];
+    sl.guard_count = 0;
+    sl.op = queue_operation{};
+    sl.epoch = 0;
+    (void)publish();
+    if (status st = open_stage(); !st) return st;
+    slot& next = staging();
+    for (std::size_t i = 0; i < guard_count; ++i) next.waits[max_waits - 1 - i] = guards[i];
+    next.guard_count = guard_count;
     return status{};
   }
 
@@ -684,14 +716,21 @@ class basic_queue_process : public process {
 
   /// A timepoint of slot `tp.user_data()` fired: arm the node on the next
   /// unarmed wait (before dropping, so the slot cannot complete and be
-  /// reused under us), then drop this wait's count. On failure, every
-  /// unarmed wait is dropped at once: the operation fails anyway.
+  /// reused under us), then drop this wait's count. A failed wait fails the
+  /// operation, but its other waits are still waited for: its signals must
+  /// not fail before every wait is met or failed (queue.hpp, "Failure").
+  /// Only a closing queue drops the unarmed waits at once. A node the
+  /// drain armed on a guard (sl.guarding) only drops the count.
   static void on_wait_met(semaphore_timepoint& tp, status s) noexcept {
     slot& sl = *static_cast<slot*>(tp.user_data());
+    if (sl.guarding) {
+      sl.owner->drop(sl, 1);
+      return;
+    }
     const auto n = static_cast<std::uint32_t>(sl.wait_count);
     std::uint32_t drop_count = 1;
-    if (!s) {
-      sl.owner->record_slot_failure(sl, s.error_value());
+    if (!s) sl.owner->record_slot_failure(sl, s.error_value());
+    if (!s && sl.owner->closing_.load(std::memory_order_relaxed)) {
       const std::uint32_t k = sl.next_unarmed.exchange(n, std::memory_order_relaxed);
       if (k < n) drop_count += n - k;
     } else {
@@ -760,7 +799,9 @@ class basic_queue_process : public process {
         outcome = *f;
       } else if (sl.failed.load(std::memory_order_relaxed)) {
         outcome = sl.failure;
-      } else {
+      }
+      if (!outcome && await_guard(sl)) continue;  // re-checks this slot's readiness
+      if (outcome) {
         switch (sl.op.what()) {
           case queue_operation::kind::marker: break;
           case queue_operation::kind::host_call:
@@ -792,6 +833,26 @@ class basic_queue_process : public process {
     }
     wake_idle_waiters();
     return drain_result::more();
+  }
+
+  /// Before the head operation fails without running: true when one of
+  /// its guards (waits elided by dominance) is neither met nor failed, and
+  /// then nodes[0] is armed on it and the slot counts one wait again. Its
+  /// signals must not fail before that wait is over: the value it skipped
+  /// may be a healthy signal still on its way (queue.hpp, "Failure"). A
+  /// closing queue waits for none.
+  bool await_guard(slot& sl) noexcept {
+    if (sl.guard_count == 0 || closing_.load(std::memory_order_relaxed)) return false;
+    for (std::size_t i = max_waits - sl.guard_count; i < max_waits; ++i) {
+      const wait_record& g = sl.waits[i];
+      if (g.semaphore->value() >= g.value || g.semaphore->failed()) continue;
+      sl.guarding = true;
+      sl.pending.store(1, std::memory_order_relaxed);
+      sl.nodes[0].reset(g.value, &on_wait_met, &sl);
+      g.semaphore->add_timepoint(sl.nodes[0]);  // may fire inline
+      return true;
+    }
+    return false;
   }
 
   drain_result go_to_sleep(std::uint64_t h, bool did_work) noexcept {
@@ -881,6 +942,9 @@ class basic_queue_process : public process {
     // that was firing as we looked may re-arm itself on a later wait, so
     // the pass repeats until the queue is idle.
     const error closed{errc::cancelled, "queue_process: queue closed with the operation pending"};
+    // From now on a failing operation waits for none of its guards, and a
+    // cancelled wait drops the unarmed ones with it.
+    closing_.store(true, std::memory_order_relaxed);
     for (;;) {
       const std::uint64_t t = tail_.load(std::memory_order_relaxed);
       // From the drain's segment (every slot before it is finished; slots
@@ -941,6 +1005,8 @@ class basic_queue_process : public process {
   std::atomic<std::uint32_t> idle_waiters_{0};
   ext::park_word idle_word_{0};
   std::atomic<bool> released_{false};
+  /// Set by shutdown(): failing operations stop waiting for their waits.
+  std::atomic<bool> closing_{false};
   basic_block_processor<> dispatcher_{empty_commands()};
   segment first_segment_{};
   segment second_segment_{};
@@ -974,6 +1040,9 @@ class queue_process_backend {
   }
   status issue_signal(semaphore_type& s, std::uint64_t v) noexcept {
     return target_->stage_signal(s, v);
+  }
+  status guard_elided_wait(semaphore_type& s, std::uint64_t v) noexcept {
+    return target_->guard_elided_wait(s, v);
   }
   status flush() noexcept { return target_->publish(); }
   /// The operation's name in traces (<causal/trace_sink.hpp>).

@@ -46,9 +46,12 @@
 // answer is a later reached record's frontier or the merge of those that
 // left: sound knowledge, flagged inexact, with no producer or signal value.
 //
-// Failure and timepoints. `fail(e)` is sticky (first error wins) and is
-// delivered to every pending and later timepoint and host wait; failure
-// wins over the payload. Timepoints are caller-owned intrusive nodes; each
+// Failure and timepoints. `fail(e)` is sticky (first error wins) and
+// freezes the payload: it is delivered to every pending and later
+// timepoint and host wait on a value the payload had not reached when the
+// semaphore failed. A value reached before the failure stays reached for
+// every waiter, however late its wait is armed, so whether a wait succeeds
+// never depends on when it was registered (docs/semaphores.md, "Failure"). Timepoints are caller-owned intrusive nodes; each
 // fires exactly once, outside the semaphore's lock, with ok, the failure,
 // or `errc::cancelled` when the semaphore is destroyed first. Callbacks may
 // signal other semaphores (`semaphore_link` relays S >= x to T := y) and
@@ -511,9 +514,10 @@ class basic_semaphore {
     return payload_.load(std::memory_order_acquire);
   }
 
-  /// True when the payload is >= `v` and the semaphore has not failed.
+  /// True when the payload is >= `v`. A value reached before a failure
+  /// stays reached: the payload never moves once the semaphore failed.
   [[nodiscard]] CAUSAL_ALWAYS_INLINE bool try_wait(std::uint64_t v) const noexcept {
-    return value() >= v && !failed();
+    return value() >= v;
   }
 
   /// True once fail() has been called (here or, for system_wide, anywhere).
@@ -727,9 +731,11 @@ class basic_semaphore {
     return pending_.size();
   }
 
-  /// Fails the semaphore with `e` (sticky; the first error wins). Every
-  /// pending timepoint and host wait, and every later one, gets the error.
-  /// Returns true when this call's error is the one recorded.
+  /// Fails the semaphore with `e` (sticky; the first error wins) and
+  /// freezes the payload. Every pending timepoint and host wait, and every
+  /// later one on a value above the payload, gets the error; a wait on a
+  /// value reached before the failure still succeeds. Returns true when
+  /// this call's error is the one recorded.
   bool fail(error e) noexcept {
     if (e.code() == errc::ok) e = error{errc::failed_precondition, "fail() called with errc::ok"};
     detail::timepoint_list doomed;
@@ -867,9 +873,11 @@ class basic_semaphore {
                   "add_timepoint: node already registered");
     CAUSAL_ASSERT(tp.callback_ != nullptr, "add_timepoint: node has no callback");
     tp.import_into_ = import_into;
+    bool reached = false;
     {
       detail::spin_guard guard(lock_);
-      if (!failed() && current_value_locked() < tp.threshold_) {
+      reached = current_value_locked() >= tp.threshold_;
+      if (!reached && !failed()) {
         // The check and the insertion are under the lock every signal
         // takes, so no signal can fall between them.
         auto it = timepoints_.end();
@@ -886,12 +894,17 @@ class basic_semaphore {
         timepoint_count_.fetch_add(1, std::memory_order_relaxed);
         return;
       }
-      if (import_into != nullptr && !failed()) capture_import_locked(tp);
+      // Reached before any failure (the payload never moves after one):
+      // the wait succeeds however late it is armed.
+      if (import_into != nullptr && reached) capture_import_locked(tp);
     }
     tp.owner_.store(nullptr, std::memory_order_relaxed);
     tp.state_.store(detail::timepoint_state::idle, std::memory_order_relaxed);
-    const std::optional<error> f = failure();
-    tp.callback_(tp, f ? status{*f} : status{});
+    if (reached) {
+      tp.callback_(tp, status{});
+      return;
+    }
+    tp.callback_(tp, status{*failure()});
   }
 
   /// Copies what a waiter on tp's threshold imports into its import slot.
@@ -910,9 +923,10 @@ class basic_semaphore {
  public:
   //===-- host waits --------------------------------------------------------===//
 
-  /// Blocks until the payload is >= `v` (ok), the semaphore fails (the
-  /// failure) or `deadline` passes (`errc::timeout`). Spins `spin` polls
-  /// first, then parks.
+  /// Blocks until the payload is >= `v` (ok; also after a failure, when
+  /// `v` was reached before it), the semaphore fails without having
+  /// reached `v` (the failure) or `deadline` passes (`errc::timeout`).
+  /// Spins `spin` polls first, then parks.
   status wait_until(std::uint64_t v, clock::time_point deadline,
                     unsigned spin = default_spin) const noexcept {
     for (unsigned i = 0; i < spin; ++i) {
@@ -1410,8 +1424,16 @@ class basic_semaphore {
 
   /// One poll of a host wait: a status when it is over.
   [[nodiscard]] std::optional<status> poll_wait(std::uint64_t v) const noexcept {
-    if (const auto f = failure(); f) return status{*f};
+    // The payload first: a value reached before a failure stays reached,
+    // and the payload never moves after one, so a failure read after a
+    // payload below v means v will never be reached.
     if (value() >= v) return status{};
+    if (const auto f = failure(); f) {
+      // The flag's acquire makes the frozen payload visible: read it again
+      // (the first read may predate a signal that came before the failure).
+      if (value() >= v) return status{};
+      return status{*f};
+    }
     return std::nullopt;
   }
 
@@ -1419,14 +1441,17 @@ class basic_semaphore {
   /// load is seq_cst, the waiter's side of the Dekker pair described in
   /// begin_wake(). On x86 these are plain loads.
   [[nodiscard]] std::optional<status> poll_parked(std::uint64_t v) const noexcept {
-    const bool local_failure = failed_.load(std::memory_order_seq_cst);
-    const bool remote_failure =
-        shared_ != nullptr && shared_->failure_code.load(boost::memory_order_seq_cst) != 0;
-    if (local_failure || remote_failure) return status{*failure()};
+    // The payload before the failure flag, as in poll_wait: the payload is
+    // frozen once the flag is set, so a payload below v read before a set
+    // flag means v is never reached.
     const std::uint64_t now = shared_ != nullptr
                                   ? shared_->payload.load(boost::memory_order_seq_cst)
                                   : payload_.load(std::memory_order_seq_cst);
     if (now >= v) return status{};
+    const bool local_failure = failed_.load(std::memory_order_seq_cst);
+    const bool remote_failure =
+        shared_ != nullptr && shared_->failure_code.load(boost::memory_order_seq_cst) != 0;
+    if (local_failure || remote_failure) return poll_wait(v);  // re-reads the frozen payload
     return std::nullopt;
   }
 
@@ -1601,6 +1626,18 @@ using semaphore = basic_semaphore<>;
 
 namespace detail {
 
+/// The failure that keeps `s` from ever reaching `v`: its error when it
+/// failed with the payload below `v`, else nothing. A value reached before
+/// the failure stays reached (the payload is frozen once failed, and is
+/// read again after the failure flag's acquire, which makes it visible).
+template <class S>
+[[nodiscard]] std::optional<error> failure_below(const S& s, std::uint64_t v) noexcept {
+  if (s.value() >= v) return std::nullopt;
+  std::optional<error> f = s.failure();
+  if (f && s.value() >= v) return std::nullopt;
+  return f;
+}
+
 /// For an owner that alone may move the semaphore it exposes (a channel's
 /// completion semaphore, a proxy): reserves `s`'s writes for `key` where
 /// the semaphore type can (reserve_writes); other types stay as they are.
@@ -1727,12 +1764,20 @@ result<std::size_t> multi_wait(std::span<const wait_point<Semaphore>> points, wa
     if (mode == wait_mode::all) return std::size_t{0};
     return error{errc::invalid_argument, "wait_any: no points"};
   }
-  // Evaluate: failure first (any failure ends either mode), then progress.
+  // Evaluate: a point is reached when its payload is (a value reached
+  // before a failure stays reached); a failure of a point not reached ends
+  // either mode.
   auto evaluate = [&]() -> std::optional<result<std::size_t>> {
     bool all_reached = true;
     for (std::size_t i = 0; i < points.size(); ++i) {
-      if (const auto f = points[i].semaphore->failure(); f) return result<std::size_t>{*f};
-      const bool reached = points[i].semaphore->value() >= points[i].value;
+      bool reached = points[i].semaphore->value() >= points[i].value;
+      if (!reached) {
+        if (const auto f = points[i].semaphore->failure(); f) {
+          // Re-read after the flag: the payload it froze is visible now.
+          reached = points[i].semaphore->value() >= points[i].value;
+          if (!reached) return result<std::size_t>{*f};
+        }
+      }
       if (mode == wait_mode::any && reached) return result<std::size_t>{i};
       all_reached = all_reached && reached;
     }

@@ -34,7 +34,12 @@
 // semaphores; completion-tracker retirement; a failed semaphore failing
 // the waiting queue's signals (no waiter stranded) and, stickily, every
 // later operation of that queue (so no frontier claims an operation that
-// never ran); and bad input rejected with nothing changed.
+// never ran); only an operation's last signal carrying its own entry (a
+// consumer of an earlier one issues its wait on the others); a failure
+// failing an operation's signals only after its elided waits are met (a
+// healthy signal they stand for is never lost); a value reached before its
+// semaphore failed staying reached for a wait armed late; and bad input
+// rejected with nothing changed.
 #pragma once
 
 #include <causal/completion.hpp>
@@ -308,6 +313,106 @@ TEMPLATE_TEST_CASE("conformance: a failed wait fails the queue: later operations
   // is left waiting for an epoch that will never complete).
   CHECK(tracker.axis_status(q.axis()).code() == causal::errc::device_lost);
   CHECK(tracker.retired_epoch(q.axis()) == 0);
+}
+
+TEMPLATE_TEST_CASE("conformance: only an operation's last signal carries its own entry",
+                   "[conformance][elision]", CAUSAL_CONFORMANCE_FIXTURES) {
+  // docs/queues.md, "Signals of one operation": a backend reaches an
+  // operation's signals one at a time, so (axis, e) -- "operation e and all
+  // its signals are done" -- rides only on the last. A consumer of the
+  // first must still issue its wait on the second (else it could run, and
+  // signal the second semaphore, before the second is reached); a consumer
+  // of the last may elide a wait on the first.
+  CAUSAL_CONFORMANCE_PROLOGUE;
+  auto& qa = f.make_queue();
+  auto& qb = f.make_queue();
+  auto& qc = f.make_queue();
+  auto& gate = f.make_semaphore();
+  auto& t = f.make_semaphore();
+  auto& s = f.make_semaphore();
+  auto& done = f.make_semaphore();
+  REQUIRE(qa.submit({{&gate, 1}}, {{&t, 1}, {&s, 1}}, f.op(1)));
+  const auto at_t = t.frontier_at(1);
+  const auto at_s = s.frontier_at(1);
+  REQUIRE((at_t && at_s));
+  CHECK(at_t->frontier.epoch_of(qa.axis()) == 0);
+  CHECK(at_t->producer == causal::frontier_entry{qa.axis(), 1});
+  CHECK(at_s->frontier.epoch_of(qa.axis()) == 1);
+  CHECK(at_s->producer == causal::frontier_entry{qa.axis(), 1});
+  REQUIRE(qb.submit({{&t, 1}}, {}, f.op(2)));
+  REQUIRE(qb.submit({{&s, 1}}, {{&s, 2}}, f.op(3)));
+  CHECK(qb.stats().device_waits == 2);
+  CHECK(qb.stats().elided_dominated == 0);
+  REQUIRE(qc.submit({{&s, 1}}, {}, f.op(4)));
+  REQUIRE(qc.submit({{&t, 1}}, {{&done, 1}}, f.op(5)));
+  CHECK(qc.stats().device_waits == 1);
+  CHECK(qc.stats().elided_dominated == 1);
+  REQUIRE(gate.signal(1));
+  REQUIRE(causal_conformance::host_wait(f, s, 2));
+  REQUIRE(causal_conformance::host_wait(f, done, 1));
+  REQUIRE(f.finish());
+  CHECK_FALSE(s.failed());
+  CHECK_FALSE(t.failed());
+  const auto log = f.log();
+  REQUIRE(log.size() == 5);
+  CHECK(causal_conformance::position(log, 1) < causal_conformance::position(log, 3));
+  CHECK(causal_conformance::position(log, 1) < causal_conformance::position(log, 5));
+}
+
+TEMPLATE_TEST_CASE("conformance: a failure reaches an operation's signals only after its elided waits",
+                   "[conformance][elision][failure]", CAUSAL_CONFORMANCE_FIXTURES) {
+  // docs/queues.md, "Elision never changes an outcome". qb's second
+  // operation elides its wait on s >= 1 (qb learnt qa's operation through
+  // tc = 2). qb fails first (its wait on tc fails), but its failure must
+  // not fail s before qa's healthy s = 1 arrives: qd, which depends on qa
+  // alone, runs -- as it would had the wait been issued.
+  CAUSAL_CONFORMANCE_PROLOGUE;
+  auto& qa = f.make_queue();
+  auto& qb = f.make_queue();
+  auto& qc = f.make_queue();
+  auto& qd = f.make_queue();
+  auto& gate = f.make_semaphore();
+  auto& upstream = f.make_semaphore();
+  auto& s = f.make_semaphore();
+  auto& tc = f.make_semaphore();
+  auto& done = f.make_semaphore();
+  REQUIRE(qa.submit({{&gate, 1}}, {{&s, 1}}, f.op(1)));
+  REQUIRE(qc.submit({{&upstream, 1}}, {{&tc, 1}}, f.op(2)));  // fails with upstream
+  REQUIRE(qc.submit({{&s, 1}}, {{&tc, 2}}, f.op(3)));
+  REQUIRE(qb.submit({{&tc, 2}}, {}, f.op(4)));
+  REQUIRE(qb.submit({{&s, 1}}, {{&s, 2}}, f.op(5)));
+  CHECK(qb.stats().elided_dominated == 1);
+  REQUIRE(qd.submit({{&s, 1}}, {{&done, 1}}, f.op(6)));
+  upstream.fail(causal::error{causal::errc::device_lost, "conformance: upstream lost"});
+  CHECK(causal_conformance::host_wait(f, tc, 2).code() == causal::errc::device_lost);
+  REQUIRE(gate.signal(1));
+  CHECK(causal_conformance::host_wait(f, done, 1));
+  (void)f.finish();
+  CHECK(s.value() == 1);  // qa's signal kept; qb failed s after it
+  const auto log = f.log();
+  CHECK(causal_conformance::position(log, 1) != -1);
+  CHECK(causal_conformance::position(log, 6) != -1);
+  CHECK(causal_conformance::position(log, 5) == -1);
+}
+
+TEMPLATE_TEST_CASE("conformance: a value reached before its semaphore failed stays reached for a late wait",
+                   "[conformance][failure]", CAUSAL_CONFORMANCE_FIXTURES) {
+  // docs/semaphores.md, "Failure": however late a wait is armed (here the
+  // third of three, which a backend may arm after the others are met).
+  CAUSAL_CONFORMANCE_PROLOGUE;
+  auto& q = f.make_queue();
+  auto& x = f.make_semaphore();
+  auto& y = f.make_semaphore();
+  auto& z = f.make_semaphore();
+  auto& done = f.make_semaphore();
+  REQUIRE(q.submit({{&x, 1}, {&y, 1}, {&z, 1}}, {{&done, 1}}, f.op(1)));
+  REQUIRE(z.signal(1));
+  z.fail(causal::error{causal::errc::device_lost, "conformance: z failed after reaching 1"});
+  REQUIRE(x.signal(1));
+  REQUIRE(y.signal(1));
+  CHECK(causal_conformance::host_wait(f, done, 1));
+  REQUIRE(f.finish());
+  CHECK(causal_conformance::position(f.log(), 1) == 0);
 }
 
 TEMPLATE_TEST_CASE("conformance: bad submissions are rejected and change nothing",

@@ -99,10 +99,16 @@ TEST_CASE("fence: reached, failure and imported follow the semaphores", "[fence]
   CHECK(k.epoch_of(ax(11)) == 6);
   CHECK(k.size() == 2);
   CHECK_FALSE(f->failure());
+  // A value reached before its semaphore failed stays reached.
   (void)b.fail(error{errc::device_lost, "lost"});
-  CHECK_FALSE(f->reached());
-  REQUIRE(f->failure());
-  CHECK(f->failure()->code() == errc::device_lost);
+  CHECK(f->reached());
+  CHECK_FALSE(f->failure());
+  // One above it never will be.
+  auto g = fence::of({{&a, 2}, {&b, 2}});
+  REQUIRE(g);
+  CHECK_FALSE(g->reached());
+  REQUIRE(g->failure());
+  CHECK(g->failure()->code() == errc::device_lost);
 }
 
 TEST_CASE("fence: host waits return ok, the failure or a timeout", "[fence][wait]") {

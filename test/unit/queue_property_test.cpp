@@ -117,8 +117,11 @@ struct op_record {
   // Per queue: how many of its ops had completed when this one was issued.
   std::vector<std::size_t> completed_at_issue;
   // Frontiers that describe this op's past: its signals' announcements and
-  // the queue's knowledge right after it.
+  // the queue's knowledge right after it; with, for each, the epoch its own
+  // queue's axis must have there (every signal but the last carries what
+  // was known before the op: epoch - 1, absent at 0).
   std::vector<std::vector<frontier_entry>> knowledge;
+  std::vector<std::uint64_t> own_epoch;
 };
 
 struct sem_record {
@@ -700,7 +703,7 @@ class dag {
     const std::size_t first = total - b.event_count();
     expect(m.scanned >= first, "queue " + std::to_string(q) + ": the log overflowed");
     std::vector<int> ran;
-    std::vector<std::pair<const semaphore*, std::uint64_t>> waits;
+    std::vector<std::pair<const semaphore*, std::uint64_t>> waits, guards;
     std::uint64_t issued = 0;
     std::uint64_t reached_elided = 0;
     std::uint64_t tier1 = 0;
@@ -709,6 +712,11 @@ class dag {
       const auto& e = b.event_at(i - first);
       if (e.kind == kind::wait) {
         waits.emplace_back(e.semaphore, e.value);
+        ++i;
+        continue;
+      }
+      if (e.kind == kind::guard) {
+        guards.emplace_back(e.semaphore, e.value);
         ++i;
         continue;
       }
@@ -739,8 +747,19 @@ class dag {
       }
       expect(k == waits.size(),
              "op " + std::to_string(id) + ": a wait event matches none of its waits");
+      // A guard (an elided wait the op must not fail its signals before)
+      // names one of its waits that was not issued.
+      for (const auto& g : guards) {
+        bool matched = false;
+        for (std::size_t w = 0; w < op.waits.size(); ++w) {
+          matched = matched || (!op.issued[w] && sems_[static_cast<std::size_t>(op.waits[w].sem)].get() == g.first &&
+                                op.waits[w].value == g.second);
+        }
+        expect(matched, "op " + std::to_string(id) + ": a guard event matches none of its elided waits");
+      }
       issued += waits.size();
       waits.clear();
+      guards.clear();
       for (std::size_t w = 0; w < op.waits.size(); ++w) {
         const std::string where = "op " + std::to_string(id) + " wait " + std::to_string(w) +
                                   " (sem " + std::to_string(op.waits[w].sem) +
@@ -767,6 +786,7 @@ class dag {
                    announced->producer == frontier_entry{queue_axis(q), op.epoch},
                "op " + std::to_string(id) + ": signal not announced with its producer");
         op.knowledge.emplace_back(announced->frontier.begin(), announced->frontier.end());
+        op.own_epoch.push_back(&sg == &op.signals.back() ? op.epoch : op.epoch - 1);
         ++signals;
         ++i;
       }
@@ -780,6 +800,7 @@ class dag {
       expect(k.epoch_of(queue_axis(q)) == last.epoch && m.q->epoch() == last.epoch,
              "queue " + std::to_string(q) + ": knowledge does not hold its own axis at the epoch");
       last.knowledge.emplace_back(k.begin(), k.end());
+      last.own_epoch.push_back(last.epoch);
     }
     const causal::queue_stats& after = m.q->stats();
     std::uint64_t waits_total = 0;
@@ -945,14 +966,19 @@ class dag {
                    " (first to reach it) does not happen-before it");
       }
       // Knowledge never claims work that is not in the op's past.
-      for (const auto& entries : op.knowledge) {
-        for (const frontier_entry& e : entries) {
+      for (std::size_t f = 0; f < op.knowledge.size(); ++f) {
+        const std::uint64_t own = op.own_epoch[f];
+        bool own_seen = false;
+        for (const frontier_entry& e : op.knowledge[f]) {
           const int j = queue_of_axis(e.axis);
           if (j < 0) continue;
           const std::string where = "op " + std::to_string(op.id) + ": knowledge entry q" +
                                     std::to_string(j) + ":" + std::to_string(e.epoch);
           if (j == op.queue) {
-            expect(e.epoch == op.epoch, where + ": own axis not at the op's epoch");
+            own_seen = true;
+            expect(e.epoch == own, where + ": own axis not at " + std::to_string(own) +
+                                       " (the op's epoch on its last signal and its queue's knowledge, "
+                                       "the one before on its other signals)");
             continue;
           }
           const queue_model& m = queues_[static_cast<std::size_t>(j)];
@@ -961,6 +987,8 @@ class dag {
           expect(mine.test(static_cast<std::size_t>(x)),
                  where + ": op " + std::to_string(x) + " does not happen-before it");
         }
+        expect(own_seen || own == 0,
+               "op " + std::to_string(op.id) + ": a frontier of it lost its own axis (pinned)");
       }
     }
   }

@@ -741,21 +741,30 @@ TEST_CASE("semaphore: fail is sticky, the first error wins, and everything after
   CHECK(pending.runs == 1);
   CHECK(pending.last == errc::device_lost);
 
-  // Later timepoints fire inline with the error, even for reached values.
+  // Later timepoints fire inline with the error above the frozen payload;
+  // a value reached before the failure stays reached for every waiter,
+  // however late it arms.
   fire_log later;
-  semaphore_timepoint tp2{1, &log_fire, &later};
+  semaphore_timepoint tp2{2, &log_fire, &later};
   s.add_timepoint(tp2);
   CHECK(later.runs == 1);
   CHECK(later.last == errc::device_lost);
+  fire_log reached;
+  semaphore_timepoint tp3{1, &log_fire, &reached};
+  s.add_timepoint(tp3);
+  CHECK(reached.runs == 1);
+  CHECK(reached.last == errc::ok);
 
   // Signals and submissions return the failure; nothing changes.
   CHECK(s.signal(2).code() == errc::device_lost);
   CHECK(s.signal_external(3).code() == errc::device_lost);
   CHECK(s.submit_signal(4, frontier{}).code() == errc::device_lost);
   CHECK(s.value() == 1);
-  // Failure wins over the payload.
-  CHECK_FALSE(s.try_wait(1));
-  CHECK(s.wait(1).code() == errc::device_lost);
+  // Reached before the failure: still reached. Above it: the failure.
+  CHECK(s.try_wait(1));
+  CHECK(s.wait(1));
+  CHECK_FALSE(s.try_wait(2));
+  CHECK(s.wait(2).code() == errc::device_lost);
   CHECK(s.wait_for(100, 1s).code() == errc::device_lost);
   CHECK(pending.runs == 1);
 }
@@ -795,7 +804,8 @@ TEST_CASE("semaphore: device_signal fails the semaphore on a non-increasing valu
   CHECK(s.failure()->code() == errc::not_increasing);
   CHECK(log.runs == 1);
   CHECK(log.last == errc::not_increasing);
-  CHECK(s.wait(3).code() == errc::not_increasing);
+  CHECK(s.wait(3));  // reached before the failure
+  CHECK(s.wait(4).code() == errc::not_increasing);
   // The host form only reports it.
   semaphore h;
   REQUIRE(h.signal(3));

@@ -641,16 +641,20 @@ class engine {
         }
         waits.push_back(wait_t{lane_sems_[dq].get(), part_epoch_[d].front()});
       }
+      // The named semaphores first, the lane timeline last: a device
+      // reaches them in this order (process_one), and only the last
+      // carries the operation's own entry (queue.hpp, "Signals of one
+      // operation"); most dependants wait on the lane.
       std::vector<signal_t> signals;
       const std::uint64_t next_epoch = queue.epoch() + 1;
       const bool signal = needs_signal_[i] && !op.collective;
-      if (signal) {
-        throttle(outstanding_[q]);
-        signals.push_back(signal_t{lane_sems_[q].get(), next_epoch});
-      }
       for (const semaphore_signal& sv : op.signals) {
         throttle(named_outstanding_[sv.semaphore]);
         signals.push_back(signal_t{named_sems_[sv.semaphore].get(), sv.value});
+      }
+      if (signal) {
+        throttle(outstanding_[q]);
+        signals.push_back(signal_t{lane_sems_[q].get(), next_epoch});
       }
       const queue_stats before = queue.stats();
       clock_ = ready_;
@@ -902,18 +906,19 @@ class engine {
     events_.pop();
     clock_ = e.time;
     if (e.kind == event_kind::done) {
-      if (e.signal) {
-        if (status st = lane_sems_[e.queue]->device_signal(e.epoch); !st) {
-          fail("frontiers: device signal failed: " + std::string(st.error_value().message()));
-        }
-        --outstanding_[e.queue];
-      }
+      // In submission order: the named semaphores, then the lane.
       for (const semaphore_signal& sv : s_.ops[e.index].signals) {
         if (status st = named_sems_[sv.semaphore]->device_signal(sv.value); !st) {
           fail("frontiers: signal of semaphore \"" + s_.semaphores[sv.semaphore].name +
                "\" failed: " + std::string(st.error_value().message()));
         }
         --named_outstanding_[sv.semaphore];
+      }
+      if (e.signal) {
+        if (status st = lane_sems_[e.queue]->device_signal(e.epoch); !st) {
+          fail("frontiers: device signal failed: " + std::string(st.error_value().message()));
+        }
+        --outstanding_[e.queue];
       }
       queues_[e.queue]->retire(e.epoch);
       return;
