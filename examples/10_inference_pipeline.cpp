@@ -99,6 +99,7 @@ int main(int argc, char** argv) {
   std::vector<std::byte> arena(pool_quota);
   causal::cpu::block_pool pool(pool_quota, 64);
   for (causal::cpu::queue* q : {&tokenizer, &encoder, &decoder}) {
+    (void)q->enable_progress_timeline();
     (void)pool.register_timeline(q->axis(), q->progress_timeline());
   }
   // [/snippet]

@@ -52,9 +52,17 @@
 //       block with the fewest waits wins (ties: the smallest); the waits go
 //       to q.backend().issue_wait(sem, v),
 //       q.learn(death) records what they prove, and the block is reused
-//       (`reused_after_wait`, `waits_issued`). A block whose gap names an
-//       axis with no usable timeline cannot be fenced; others are tried.
-//   Otherwise `errc::resource_exhausted`, and nothing changed.
+//       (`reused_after_wait`, `waits_issued`). The returned pool_block
+//       says on what it fenced: `wait_count` waits, the first
+//       pool_block::max_reported_waits of them listed in `waits`
+//       (timeline, axis, value), so a caller sees what its next operation
+//       will wait for. A block whose gap names an axis with no usable
+//       timeline cannot be fenced; others are tried.
+//   Before (c), when (a) and (b) found nothing, the pool coalesces retired
+//   free blocks (below) and retries (a) on the result and (b).
+//   Otherwise `errc::resource_exhausted`, and nothing changed but what
+//   coalescing did (which only ever makes blocks bigger or fresh space
+//   larger).
 //
 // A tainted death frontier is never reused by dominance alone: it needs its
 // producer covered, retired, or waited for. Isolation (docs/buffers.md,
@@ -70,11 +78,26 @@
 // queue (one scan finds both sides): the merged
 // death frontier is the join of both (the queue's axis pinned) and its
 // producer the later of the two epochs, which proves both pasts (FIFO).
-// Merging blocks of different producers would need two producer entries, so
-// it is not done; their fragments stay separate. A free block at the top of
-// the carved range is never returned to the fresh tail: it still owes its
-// death frontier. Trade-off: a merged block is free for another queue only
-// once it covers the later epoch, even for the part freed earlier.
+// Trade-off: a merged block is free for another queue only once it covers
+// the later epoch, even for the part freed earlier.
+//
+// Blocks freed by different queues cannot be merged that way (it would need
+// two producer entries) until they have *retired*: a free block is retired
+// when its producer is, by the test of (a)'s completion path (the tracker
+// shows the producer epoch retired, or the producer's registered timeline
+// reached it, untainted), or when the tracker covers its untainted death
+// frontier, or when that frontier is empty. A retired block's past
+// constrains nobody: every queue may reuse it with no wait. So, lazily, on
+// the slow path of acquire (when (a) and (b) found nothing), every run of
+// adjacent retired free blocks is coalesced into one *dead* block (no
+// producer, empty death frontier: reused by any queue through the
+// completion path), and a retired free block at the top of the carved
+// range goes back to the fresh tail (`coalesces`, `tail_returns`). A block
+// not proven retired is never joined to anything but its own queue's
+// frees, and never returned to the tail: it still owes its death frontier.
+// Coalescing frees descriptors and reorders the free list (whose order is
+// unspecified); it costs O(F + R log R) for F free blocks, R of them
+// retired, and never allocates (an in-place partition and sort).
 // Releasing while the freeing queue holds deferred (tier 3) submissions is
 // refused: their operations have no epoch for the producer entry to cover.
 //
@@ -86,13 +109,15 @@
 //                tracker's acquire reads (pairing with its `advance`) and on
 //                the semaphore's acquire `value()` (pairing with `signal`).
 // Blocking/allocation: never blocks, never allocates, never throws. acquire
-//                and release are O(MaxBlocks * frontier size); the fence
-//                path (c) is out of line.
-// Size:          MaxBlocks * (sizeof(Frontier) + 44) + MaxTimelines * 16
-//                bytes plus ~130: 16 024 bytes for the defaults (64 blocks,
+//                and release are O(MaxBlocks * frontier size); the slow
+//                path (coalescing, then the fence path (c)) is out of line.
+// Size:          MaxBlocks * (sizeof(Frontier) + 52) + MaxTimelines * 16
+//                bytes plus ~170: 16 552 bytes for the defaults (64 blocks,
 //                12-entry frontiers). Descriptors (offset, size, producer,
 //                state) sit apart from the death frontiers, so a scan of
-//                the free list touches ~40 bytes per block, not ~240.
+//                the free list touches ~48 bytes per block, not ~250.
+//                A pool_block is 136 bytes (its inline list of fence
+//                waits).
 // Configuration: Queue (concept pool_queue: axis, epoch, knowledge, learn,
 //                backend().issue_wait), Tracker (concept completion_source,
 //                default completion_tracker; optional at run time),
@@ -109,11 +134,13 @@
 #include <causal/result.hpp>
 #include <causal/semaphore.hpp>
 
+#include <algorithm>
 #include <array>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -169,10 +196,29 @@ enum class pool_path : std::uint8_t {
   return "unknown";
 }
 
+/// One device wait a fenced acquire (path (c)) issued on the acquiring
+/// queue: that queue's next operation starts only once the timeline
+/// registered for `axis` has reached `value`.
+struct pool_wait {
+  /// The timeline waited on: the pool's `semaphore_type`, type-erased so
+  /// that one block type serves every pool (compare it with `&timeline`).
+  const void* semaphore = nullptr;
+  /// The axis the timeline is registered for.
+  causal::axis axis{};
+  std::uint64_t value = 0;
+
+  friend constexpr bool operator==(const pool_wait&, const pool_wait&) noexcept = default;
+};
+
 /// A block handed out by a pool: bytes [offset, offset + size) of the
 /// caller's arena. `index`, `generation` and `owner` identify the lifetime,
-/// so a stale or foreign handle is rejected by release.
+/// so a stale or foreign handle is rejected by release. A fenced acquire
+/// also says on what it fenced (`wait_count`, `waits`); release ignores
+/// that part. 136 bytes, never allocates.
 struct pool_block {
+  /// Fence waits listed inline; more are counted in `wait_count` only.
+  static constexpr std::size_t max_reported_waits = 4;
+
   std::size_t offset = 0;
   std::size_t size = 0;
   std::uint32_t index = 0;
@@ -180,6 +226,17 @@ struct pool_block {
   const void* owner = nullptr;
   /// How the acquire got it (informational; release ignores it).
   pool_path path = pool_path::fresh;
+  /// The device waits this acquire issued on the acquiring queue (path
+  /// (c) only, else 0): all of them are counted here; `waits` lists the
+  /// first min(wait_count, max_reported_waits), in the order issued.
+  std::uint32_t wait_count = 0;
+  std::array<pool_wait, max_reported_waits> waits{};
+
+  /// Returns the listed fence waits (at most max_reported_waits; see
+  /// wait_count for how many were issued).
+  [[nodiscard]] std::span<const pool_wait> reported_waits() const noexcept {
+    return {waits.data(), wait_count < max_reported_waits ? wait_count : max_reported_waits};
+  }
 };
 
 /// What a pool did, cumulatively. Plain counters, read with stats().
@@ -193,6 +250,8 @@ struct pool_stats {
   std::uint64_t releases = 0;              ///< successful releases
   std::uint64_t splits = 0;                ///< reuses that left a free tail
   std::uint64_t merges = 0;                ///< adjacent same-producer frees merged
+  std::uint64_t coalesces = 0;             ///< adjacent retired free blocks joined
+  std::uint64_t tail_returns = 0;          ///< retired top blocks given back to the tail
 
   [[nodiscard]] constexpr std::uint64_t acquires() const noexcept {
     return reused_by_knowledge + reused_by_completion + reused_after_wait + fresh_carves;
@@ -213,6 +272,9 @@ struct pool_free_block {
   /// True when the producer was the freeing queue's next operation, which
   /// may not have been submitted yet (see the pool's file comment).
   bool producer_ahead = false;
+  /// True for a block coalesced from retired blocks: it owes nothing
+  /// (no producer, empty death frontier); any queue reuses it for free.
+  bool dead = false;
 };
 
 //===-- basic_block_pool ----------------------------------------------------===//
@@ -329,24 +391,28 @@ class basic_block_pool {
   [[nodiscard]] free_block_view free_block(std::size_t i) const noexcept {
     CAUSAL_ASSERT(i < free_count_, "free_block: index out of range");
     const descriptor& d = desc_[free_[i]];
-    return free_block_view{d.offset, d.size, d.producer, &deaths_[free_[i]], d.producer_ahead};
+    return free_block_view{d.offset, d.size, d.producer, &deaths_[free_[i]], d.producer_ahead,
+                           d.dead};
   }
 
   //===-- acquire / release -----------------------------------------------===//
 
   /// Returns a block of at least `size` bytes (rounded up to the alignment)
-  /// that `q` may use: reused for free, carved fresh, or reused after the
-  /// fewest device waits issued on `q` (see the file comment).
+  /// that `q` may use: reused for free, carved fresh, reused after
+  /// coalescing retired free blocks, or reused after the fewest device
+  /// waits issued on `q` (see the file comment); a fenced block lists
+  /// those waits (`wait_count`, `waits`).
   ///
-  /// Errors (nothing changes but `stats().failures`): `invalid_argument`
-  /// for size 0 or an unusable pool; `capacity_exceeded` when the request
-  /// can never fit the quota; `resource_exhausted` when nothing fits now
-  /// (retry after more work retires or more blocks are released); a
-  /// backend's issue_wait error (the block stays free; waits already
-  /// issued only delay q).
+  /// Errors (nothing changes but `stats().failures`, and what coalescing
+  /// did): `invalid_argument` for size 0 or an unusable pool;
+  /// `capacity_exceeded` when the request can never fit the quota;
+  /// `resource_exhausted` when nothing fits now (retry after more work
+  /// retires or more blocks are released); a backend's issue_wait error
+  /// (the block stays free; waits already issued only delay q).
   ///
-  /// Complexity: O(free blocks * frontier size); the fence path adds
-  /// O(free blocks * (frontier size + timelines)).
+  /// Complexity: O(free blocks * frontier size); the slow path adds
+  /// O(free blocks * (frontier size + timelines)) and a sort of the
+  /// retired free blocks.
   result<block> acquire(Queue& q, std::size_t size) noexcept {
     if (!setup_) [[unlikely]] {
       return failed(setup_.error_value());
@@ -384,30 +450,22 @@ class basic_block_pool {
     if (quota_ - carved_ >= need && spare_count_ != 0) {
       return carve(need);
     }
-    // (c) try before you fence.
-    return acquire_fenced(q, need);
+    return acquire_slow(q, need);
   }
 
-  /// Frees `b`: its death frontier becomes `freeing_queue.knowledge()` and
-  /// its producer entry `freeing_queue.knowledge_producer()` (normally
-  /// (axis, epoch); the next epoch when the queue learnt something since its
-  /// last submission). Precondition (the contract in the file comment):
-  /// every use of `b` is ordered before freeing_queue's operation at its
-  /// current epoch.
-  ///
-  /// Errors (nothing changes): `invalid_argument` for a block of another
-  /// pool or a forged handle; `failed_precondition` for a block that is not
-  /// live (released twice, or a stale handle from an earlier lifetime), or
-  /// when `freeing_queue` holds deferred submissions (their operations have
-  /// no epoch yet, so the producer entry could not cover them).
-  status release(const block& b, const Queue& freeing_queue) noexcept {
+  /// Returns the error `release(b, freeing_queue)` would return now, or
+  /// success (then release would succeed if called at once); changes
+  /// nothing. For callers that must know a release will succeed before
+  /// they commit to something else (a queue submitting the freeing
+  /// operation first).
+  [[nodiscard]] status check_release(const block& b, const Queue& freeing_queue) const noexcept {
     if (b.owner != this) {
       return error{errc::invalid_argument, "release: block belongs to another pool"};
     }
     if (b.index >= MaxBlocks) {
       return error{errc::invalid_argument, "release: block index out of range", b.index};
     }
-    descriptor& d = desc_[b.index];
+    const descriptor& d = desc_[b.index];
     if (d.state != block_state::live || d.generation != b.generation) {
       return error{errc::failed_precondition,
                    "release: block is not live (released twice, or a stale handle)", b.offset};
@@ -425,12 +483,31 @@ class basic_block_pool {
                      freeing_queue.deferred_count()};
       }
     }
+    return {};
+  }
+
+  /// Frees `b`: its death frontier becomes `freeing_queue.knowledge()` and
+  /// its producer entry `freeing_queue.knowledge_producer()` (normally
+  /// (axis, epoch); the next epoch when the queue learnt something since its
+  /// last submission). Precondition (the contract in the file comment):
+  /// every use of `b` is ordered before freeing_queue's operation at its
+  /// current epoch.
+  ///
+  /// Errors (nothing changes): `invalid_argument` for a block of another
+  /// pool or a forged handle; `failed_precondition` for a block that is not
+  /// live (released twice, or a stale handle from an earlier lifetime), or
+  /// when `freeing_queue` holds deferred submissions (their operations have
+  /// no epoch yet, so the producer entry could not cover them).
+  status release(const block& b, const Queue& freeing_queue) noexcept {
+    if (status s = check_release(b, freeing_queue); !s) return s;
+    descriptor& d = desc_[b.index];
     deaths_[b.index] = freeing_queue.knowledge();
     // The producer must prove the whole death frontier: with knowledge
     // learnt for the next operation (a fenced acquire's waits), that is the
     // next operation, not the current epoch's.
     d.producer = freeing_queue.knowledge_producer();
     d.producer_ahead = d.producer.epoch > freeing_queue.epoch();
+    d.dead = false;
     d.state = block_state::free;
     free_[free_count_++] = static_cast<std::uint16_t>(b.index);
     ++stats_.releases;
@@ -452,6 +529,11 @@ class basic_block_pool {
     /// The producer is the freeing queue's next operation, perhaps not
     /// submitted yet: never the target of a fence wait.
     bool producer_ahead = false;
+    /// Coalesced from retired blocks: owes nothing (no producer, empty
+    /// death frontier), reusable by any queue for free.
+    bool dead = false;
+    /// Scratch for coalesce_retired(): proven retired in this pass.
+    bool retired_mark = false;
   };
 
   struct timeline_entry {
@@ -462,6 +544,7 @@ class basic_block_pool {
   /// One planned device wait.
   struct fence_wait {
     semaphore_type* semaphore = nullptr;
+    causal::axis axis{};
     std::uint64_t value = 0;
   };
   using fence_plan = std::array<fence_wait, frontier_type::capacity>;
@@ -490,6 +573,7 @@ class basic_block_pool {
   /// none.
   [[nodiscard]] pool_path free_path(const Queue& q, std::uint16_t idx) const noexcept {
     const descriptor& d = desc_[idx];
+    if (d.dead) return pool_path::completion;  // retired before it was coalesced
     const frontier_type& known = q.knowledge();
     if (d.producer.epoch != 0) {
       // Covering the producer proves the whole past, tainted or not (docs/frontiers.md).
@@ -536,7 +620,7 @@ class basic_block_pool {
     if (d.producer.epoch != 0 && !d.producer_ahead) {
       semaphore_type* tl = find_timeline(d.producer.axis);
       if (tl != nullptr && waitable(q, *tl, d.producer.epoch)) {
-        if (plan != nullptr) (*plan)[0] = fence_wait{tl, d.producer.epoch};
+        if (plan != nullptr) (*plan)[0] = fence_wait{tl, d.producer.axis, d.producer.epoch};
         return 1;
       }
     }
@@ -548,15 +632,127 @@ class basic_block_pool {
       if (retired(g)) continue;
       semaphore_type* tl = find_timeline(g.axis);
       if (tl == nullptr || !waitable(q, *tl, g.epoch)) return npos;
-      if (plan != nullptr) (*plan)[n] = fence_wait{tl, g.epoch};
+      if (plan != nullptr) (*plan)[n] = fence_wait{tl, g.axis, g.epoch};
       ++n;
     }
     return n;
   }
 
+  /// True when every use of free block `idx` is known to have finished,
+  /// for every queue (the tests of (a)'s completion path, plus an empty
+  /// death frontier): it may be coalesced or returned to the fresh tail.
+  [[nodiscard]] bool proven_retired(std::uint16_t idx) const noexcept {
+    const descriptor& d = desc_[idx];
+    if (d.dead) return true;
+    // Covering the producer proves the whole past, tainted or not.
+    if (d.producer.epoch != 0 && retired(d.producer)) return true;
+    const frontier_type& death = deaths_[idx];
+    if (death.tainted()) return false;  // only the producer can prove it
+    // An empty death frontier: freed by a queue that knew nothing, before
+    // its first operation, so no use can have been ordered before it.
+    if (death.empty()) return true;
+    return tracker_ != nullptr && tracker_->covers(death);
+  }
+
+  /// Joins each run of adjacent retired free blocks into one dead block,
+  /// and gives a retired free block at the top of the carved range back to
+  /// the fresh tail. Returns true when it changed anything. In place: the
+  /// retired blocks are partitioned to the front of free_ and sorted by
+  /// offset there (std::partition and std::sort never allocate).
+  bool coalesce_retired() noexcept {
+    std::size_t retired_count = 0;
+    bool at_top = false;
+    for (std::size_t i = 0; i < free_count_; ++i) {
+      descriptor& d = desc_[free_[i]];
+      d.retired_mark = proven_retired(free_[i]);
+      if (!d.retired_mark) continue;
+      ++retired_count;
+      at_top = at_top || d.offset + d.size == carved_;
+    }
+    if (retired_count < 2 && !at_top) return false;  // nothing to join or return
+    std::uint16_t* const first = free_.data();
+    std::uint16_t* const last = first + free_count_;
+    std::uint16_t* const middle = std::partition(
+        first, last, [this](std::uint16_t i) noexcept { return desc_[i].retired_mark; });
+    std::sort(first, middle, [this](std::uint16_t a, std::uint16_t b) noexcept {
+      return desc_[a].offset < desc_[b].offset;
+    });
+    bool changed = false;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < retired_count; ++i) {
+      const std::uint16_t idx = free_[i];
+      if (kept != 0) {
+        const std::uint16_t run = free_[kept - 1];
+        if (desc_[run].offset + desc_[run].size == desc_[idx].offset) {
+          make_dead(run);
+          desc_[run].size += desc_[idx].size;
+          recycle_descriptor(idx);
+          ++stats_.coalesces;
+          changed = true;
+          continue;
+        }
+      }
+      free_[kept++] = idx;
+    }
+    // Close the gap before the blocks not proven retired (kept <= i).
+    for (std::size_t i = retired_count; i < free_count_; ++i) {
+      free_[kept + (i - retired_count)] = free_[i];
+    }
+    free_count_ = kept + (free_count_ - retired_count);
+    // The highest retired block, at the top of the carved range, owes
+    // nothing: its bytes are fresh again.
+    if (kept != 0) {
+      const std::uint16_t top = free_[kept - 1];
+      if (desc_[top].offset + desc_[top].size == carved_) {
+        carved_ = desc_[top].offset;
+        remove_free(kept - 1);
+        recycle_descriptor(top);
+        ++stats_.tail_returns;
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  /// Makes free block `idx` owe nothing (precondition: proven retired).
+  void make_dead(std::uint16_t idx) noexcept {
+    descriptor& d = desc_[idx];
+    if (d.dead) return;
+    d.dead = true;
+    d.producer = {};
+    d.producer_ahead = false;
+    deaths_[idx] = frontier_type{};
+  }
+
+  /// Returns descriptor `idx` (no longer a block) to the spare stack.
+  void recycle_descriptor(std::uint16_t idx) noexcept {
+    descriptor& d = desc_[idx];
+    d.state = block_state::unused;
+    d.dead = false;
+    spare_[spare_count_++] = idx;
+  }
+
+  /// The slow path, when neither (a) nor (b) found anything: coalesce
+  /// retired free blocks, retry (a) on the dead blocks that made and (b),
+  /// then (c).
+  CAUSAL_NOINLINE result<block> acquire_slow(Queue& q, std::size_t need) noexcept {
+    if (coalesce_retired()) {
+      // Only dead blocks can have become reusable: the smallest that fits.
+      std::size_t best = npos;
+      for (std::size_t i = 0; i < free_count_; ++i) {
+        const descriptor& d = desc_[free_[i]];
+        if (!d.dead || d.size < need) continue;
+        if (best == npos || d.size < desc_[free_[best]].size) best = i;
+      }
+      if (best != npos) return take(best, need, pool_path::completion);
+      if (quota_ - carved_ >= need && spare_count_ != 0) return carve(need);
+    }
+    return acquire_fenced(q, need);
+  }
+
   /// (c): picks the fitting block with the fewest waits, issues them on
-  /// `q`, and reuses it.
-  CAUSAL_NOINLINE result<block> acquire_fenced(Queue& q, std::size_t need) noexcept {
+  /// `q`, and reuses it, listing the waits in the block it returns.
+  result<block> acquire_fenced(Queue& q, std::size_t need) noexcept {
     std::size_t best = npos, best_waits = npos;
     for (std::size_t i = 0; i < free_count_; ++i) {
       const descriptor& d = desc_[free_[i]];
@@ -595,7 +791,12 @@ class basic_block_pool {
     // its whole death frontier is now known to q (taint included: the
     // knowledge may lack what overflow dropped, and says so).
     q.learn(deaths_[idx]);
-    return take(best, need, n == 0 ? pool_path::completion : pool_path::fenced);
+    result<block> got = take(best, need, n == 0 ? pool_path::completion : pool_path::fenced);
+    got->wait_count = static_cast<std::uint32_t>(n);
+    for (std::size_t w = 0; w < n && w < pool_block::max_reported_waits; ++w) {
+      got->waits[w] = pool_wait{plan[w].semaphore, plan[w].axis, plan[w].value};
+    }
+    return got;
   }
 
   /// Hands out free block free_[slot], splitting off a free tail when a
@@ -612,6 +813,7 @@ class basic_block_pool {
       tail.state = block_state::free;
       tail.producer = d.producer;
       tail.producer_ahead = d.producer_ahead;
+      tail.dead = d.dead;
       deaths_[t] = deaths_[idx];  // the tail owes the same past
       free_[free_count_++] = t;
       d.size = need;
@@ -636,6 +838,7 @@ class basic_block_pool {
     d.state = block_state::live;
     d.producer = {};
     d.producer_ahead = false;
+    d.dead = false;
     ++d.generation;
     carved_ += need;
     ++stats_.fresh_carves;
@@ -694,8 +897,7 @@ class basic_block_pool {
     }
     if (n.offset < d.offset) d.offset = n.offset;
     d.size += n.size;
-    n.state = block_state::unused;
-    spare_[spare_count_++] = j;
+    recycle_descriptor(j);
     ++stats_.merges;
     return true;
   }
@@ -717,7 +919,7 @@ class basic_block_pool {
   std::array<std::uint16_t, MaxBlocks> spare_{};
   std::array<timeline_entry, MaxTimelines> timelines_{};
   // Hot descriptor fields apart from the death frontiers, so that a scan
-  // of the free list touches ~40 bytes per block, not ~250.
+  // of the free list touches ~48 bytes per block, not ~250.
   std::array<descriptor, MaxBlocks> desc_{};
   std::array<frontier_type, MaxBlocks> deaths_{};
 };

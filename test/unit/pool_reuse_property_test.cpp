@@ -52,6 +52,14 @@
 //   - every operation ran: the program's own waits only name issued work,
 //     so only a pool wait for work not issued yet can leave one stuck;
 //   - the simulated device completed nothing before its past (self-check).
+// And, at each acquire:
+//   - a fenced acquire lists in its block exactly the device waits the log
+//     shows it issued (count, then the first ones: timeline, axis, value);
+//   - an acquire that fails leaves no run of adjacent free blocks that are
+//     all retired (producer retired by the tracker or its timeline, or the
+//     tracker covering the untainted death frontier), and that would hold
+//     the request (with the fresh tail when the run reaches the top of the
+//     carved range): the pool must have coalesced such a run and used it.
 // A failing program is replayed with a narrative of its steps, and the
 // shortest one found is printed.
 //
@@ -339,7 +347,16 @@ closure close_log(const std::vector<device_event>& log, int queues, std::size_t 
 
 //===-- one program -----------------------------------------------------------------===//
 
-enum class failure_kind : std::uint8_t { none, pair, elision, live_overlap, stuck, harness };
+enum class failure_kind : std::uint8_t {
+  none,
+  pair,
+  elision,
+  live_overlap,
+  stuck,
+  harness,
+  misreported_waits,
+  missed_coalesce
+};
 
 /// Counters summed over programs: what the generator reached, and failures.
 struct totals {
@@ -349,11 +366,13 @@ struct totals {
   std::uint64_t device_waits = 0;
   /// Fenced acquires freed unused by their queue, at an epoch above 0.
   std::uint64_t fenced_then_freed = 0;
+  /// Failed acquires that met free bytes enough for them, in fragments.
+  std::uint64_t fragmented_failures = 0;
   std::uint64_t tainted_deaths = 0;  ///< releases that stored a tainted death frontier
   std::uint64_t handoffs = 0;
   std::uint64_t stuck_ops = 0;  ///< operations that never ran
   std::uint64_t failed_programs = 0;
-  std::array<std::uint64_t, 6> failures_by_kind{};
+  std::array<std::uint64_t, 8> failures_by_kind{};
   /// Unordered uses in different lifetimes, by how the later one's block
   /// was acquired (indexed by pool_path), then [4]: in the same lifetime.
   std::array<std::uint64_t, 5> pair_failures{};
@@ -521,8 +540,10 @@ class program {
         fail_harness("acquire failed with " + std::string(got.error_value().message()));
       }
       say("q", q, " acquire ", size, ": nothing fits (", got.error_value().message(), ")");
+      check_coalesced(size);
       return -1;
     }
+    check_reported_waits(*got, before);
     lifetime l;
     l.id = static_cast<int>(lifetimes_.size());
     l.handle = *got;
@@ -551,6 +572,83 @@ class program {
     }
     lifetimes_.push_back(l);
     return l.id;
+  }
+
+  /// The fence waits `b` lists must be the device waits logged since
+  /// event `before`.
+  void check_reported_waits(const causal::pool_block& b, std::size_t before) {
+    const std::size_t issued = device_.log().size() - before;
+    std::ostringstream out;
+    if (b.wait_count != issued) {
+      out << "an acquire issued " << issued << " device waits, its block lists " << b.wait_count;
+    } else {
+      for (std::size_t i = 0; i < b.reported_waits().size(); ++i) {
+        const device_event& ev = device_.log()[before + i];
+        const causal::pool_wait& w = b.reported_waits()[i];
+        if (ev.kind != event_kind::wait || w.semaphore != &timeline(ev.timeline) ||
+            w.value != ev.value || w.axis != queue_axis(ev.timeline)) {
+          out << "an acquire's block lists wait " << i << " as " << entry_text({w.axis, w.value})
+              << ", the log has T" << ev.timeline << ">=" << ev.value;
+          break;
+        }
+      }
+    }
+    if (!out.str().empty() && misreported_.empty()) misreported_ = out.str();
+  }
+
+  /// Whether free block `b` is retired by the pool's own tests (what lets
+  /// it be coalesced).
+  [[nodiscard]] bool retired(const typename pool_t::free_block_view& b) const {
+    if (b.dead) return true;
+    if (b.producer.epoch != 0) {
+      if (tracker_.is_retired(b.producer)) return true;
+      for (int p = 0; p < k_; ++p) {
+        if (queue_axis(p) != b.producer.axis) continue;
+        const semaphore_t& tl = *timelines_[static_cast<std::size_t>(p)];
+        if (tl.value() >= b.producer.epoch && !tl.failed() && !tl.is_tainted(b.producer.epoch)) {
+          return true;
+        }
+      }
+    }
+    if (b.death->tainted()) return false;
+    return b.death->empty() || tracker_.covers(*b.death);
+  }
+
+  /// After a failed acquire of `size`: no run of adjacent retired free
+  /// blocks (plus the fresh tail, at the top) may hold it.
+  void check_coalesced(std::size_t size) {
+    const std::size_t need = (size + alignment - 1) & ~(alignment - 1);
+    std::vector<typename pool_t::free_block_view> blocks;
+    std::size_t free_total = 0;
+    for (std::size_t i = 0; i < pool_->free_count(); ++i) {
+      blocks.push_back(pool_->free_block(i));
+      free_total += blocks.back().size;
+    }
+    if (free_total + pool_->fresh_bytes() >= need) ++fragmented_failures_;
+    std::sort(blocks.begin(), blocks.end(),
+              [](const auto& a, const auto& b) { return a.offset < b.offset; });
+    std::size_t run = 0, run_start = 0;
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      const auto& b = blocks[i];
+      if (!retired(b)) {
+        run = 0;
+        continue;
+      }
+      if (run == 0 || blocks[i - 1].offset + blocks[i - 1].size != b.offset) {
+        run = 0;
+        run_start = b.offset;
+      }
+      run += b.size;
+      const bool at_top = b.offset + b.size == pool_->carved();
+      const std::size_t room = run + (at_top ? pool_->fresh_bytes() : 0);
+      if (room >= need && missed_.empty()) {
+        std::ostringstream out;
+        out << "an acquire of " << size << " bytes failed, but the retired free blocks at ["
+            << run_start << ", " << b.offset + b.size << ")"
+            << (at_top ? " and the fresh tail" : "") << " hold " << room << " bytes";
+        missed_ = out.str();
+      }
+    }
   }
 
   void step_operation() {
@@ -798,6 +896,16 @@ class program {
       if (narrate_) v.report = header_ + "the pool handed out live bytes: " + live_overlap_ + "\n";
       return v;
     }
+    if (!misreported_.empty()) {
+      v.kind = failure_kind::misreported_waits;
+      if (narrate_) v.report = header_ + misreported_ + "\n";
+      return v;
+    }
+    if (!missed_.empty()) {
+      v.kind = failure_kind::missed_coalesce;
+      if (narrate_) v.report = header_ + missed_ + "\n";
+      return v;
+    }
 
     // The property: two operations that touch the same bytes are ordered.
     for (std::size_t y = 0; y < n; ++y) {
@@ -996,6 +1104,8 @@ class program {
       t.pool.releases += s.releases;
       t.pool.splits += s.splits;
       t.pool.merges += s.merges;
+      t.pool.coalesces += s.coalesces;
+      t.pool.tail_returns += s.tail_returns;
     }
     for (const auto& q : queues_) {
       const causal::queue_stats& s = q->stats();
@@ -1005,6 +1115,7 @@ class program {
       t.device_waits += s.device_waits;
     }
     t.fenced_then_freed += fenced_then_freed_;
+    t.fragmented_failures += fragmented_failures_;
     t.tainted_deaths += tainted_deaths_;
   }
 
@@ -1025,7 +1136,10 @@ class program {
   std::vector<lifetime> lifetimes_;
   std::vector<op_record> ops_;
   std::string live_overlap_;
+  std::string misreported_;
+  std::string missed_;
   std::uint64_t fenced_then_freed_ = 0;
+  std::uint64_t fragmented_failures_ = 0;
   std::uint64_t tainted_deaths_ = 0;
   std::string header_;
   std::vector<std::string> steps_;
@@ -1058,6 +1172,8 @@ const char* kind_name(failure_kind k) {
     case failure_kind::live_overlap: return "live bytes handed out twice";
     case failure_kind::stuck: return "an operation never ran";
     case failure_kind::harness: return "the library refused a valid step";
+    case failure_kind::misreported_waits: return "a fenced acquire misreported its waits";
+    case failure_kind::missed_coalesce: return "a failed acquire left a fitting retired run";
   }
   return "unknown";
 }
@@ -1097,7 +1213,9 @@ TEST_CASE("pool: every two uses of the same bytes are ordered by happens-before 
        << ", knowledge " << t.pool.reused_by_knowledge << ", completion "
        << t.pool.reused_by_completion << ", fenced " << t.pool.reused_after_wait << " ("
        << t.pool.waits_issued << " waits), exhausted " << t.pool.failures << ", splits "
-       << t.pool.splits << ", merges " << t.pool.merges << "; fenced blocks freed unused "
+       << t.pool.splits << ", merges " << t.pool.merges << ", coalesces " << t.pool.coalesces
+       << ", tail returns " << t.pool.tail_returns << " (failures with enough free bytes "
+       << t.fragmented_failures << "); fenced blocks freed unused "
        << t.fenced_then_freed << ", tainted death frontiers " << t.tainted_deaths
        << ", hand-offs " << t.handoffs << "; queue waits: reached " << t.elided_reached
        << ", same queue " << t.elided_same_queue << ", dominated " << t.elided_dominated
@@ -1109,6 +1227,8 @@ TEST_CASE("pool: every two uses of the same bytes are ordered by happens-before 
   CHECK(t.pool.reused_by_completion > 0);
   CHECK(t.pool.reused_after_wait > 0);
   CHECK(t.pool.merges > 0);
+  CHECK(t.pool.coalesces > 0);
+  CHECK(t.pool.tail_returns > 0);
   CHECK(t.fenced_then_freed > 0);
   CHECK(t.tainted_deaths > 0);
   CHECK(t.elided_dominated > 0);
@@ -1130,6 +1250,10 @@ TEST_CASE("pool: every two uses of the same bytes are ordered by happens-before 
          << "; never ran " << t.failures_by_kind[static_cast<std::size_t>(failure_kind::stuck)]
          << "; refused steps "
          << t.failures_by_kind[static_cast<std::size_t>(failure_kind::harness)]
+         << "; misreported fence waits "
+         << t.failures_by_kind[static_cast<std::size_t>(failure_kind::misreported_waits)]
+         << "; missed coalescing "
+         << t.failures_by_kind[static_cast<std::size_t>(failure_kind::missed_coalesce)]
          << ").\nThe shortest, program " << shortest << " (" << kind_name(v.kind)
          << "; replay it with CAUSAL_POOL_PROGRAM=" << shortest
          << " CAUSAL_POOL_PROGRAMS=1):\n"

@@ -7,9 +7,12 @@
 // (tracker, timeline); "try before you fence" (exactly one device wait on
 // the producer's timeline, visible in the recording backend's log and
 // ordering the acquirer's next operation; several waits only without a
-// usable producer timeline; the block with the fewest waits wins); the
-// soundness rule for tainted death frontiers; isolation between unrelated
-// workloads (docs/buffers.md); splitting and merging; every error path, each
+// usable producer timeline; the block with the fewest waits wins; the
+// block lists the waits it cost); the soundness rule for tainted death
+// frontiers; isolation between unrelated workloads (docs/buffers.md);
+// splitting and merging; coalescing fragments freed by different queues
+// once all have retired (never one not proven retired), and giving a
+// retired top block back to the fresh tail; every error path, each
 // leaving the pool unchanged; the counters; and the promise that acquire
 // and release never allocate.
 //
@@ -28,9 +31,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <array>
 #include <initializer_list>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace Catch {
 template <>
@@ -508,6 +513,90 @@ TEST_CASE("pool: the fencing path picks the block with the fewest waits, skippin
   CHECK(pool.stats().waits_issued == 3);
 }
 
+TEST_CASE("pool: a fenced acquire lists the waits it issued in the block it returns",
+          "[pool][fence][report]") {
+  SECTION("one wait on the producer's timeline") {
+    pool_t pool(256, 64);
+    queue_t f{F}, r{R};
+    semaphore tl_f;
+    REQUIRE(pool.register_timeline(F, tl_f));
+    auto b = pool.acquire(f, 256);
+    REQUIRE(b);
+    CHECK(b->wait_count == 0);  // a fresh carve fences on nothing
+    CHECK(b->reported_waits().empty());
+    const std::uint64_t e = run_op(f, &tl_f);
+    REQUIRE(pool.release(*b, f));
+    auto own = pool.acquire(f, 256);  // free reuse: no wait either
+    REQUIRE(own);
+    CHECK(own->path == pool_path::knowledge);
+    CHECK(own->wait_count == 0);
+    REQUIRE(pool.release(*own, f));
+
+    auto got = pool.acquire(r, 256);
+    REQUIRE(got);
+    REQUIRE(got->path == pool_path::fenced);
+    REQUIRE(got->wait_count == 1);
+    REQUIRE(got->reported_waits().size() == 1);
+    const causal::pool_wait w = got->reported_waits()[0];
+    CHECK(w.semaphore == &tl_f);
+    CHECK(w.axis == F);
+    CHECK(w.value == e);
+    // The same wait the backend was given.
+    const auto& ev = r.backend().event_at(r.backend().event_count() - 1);
+    CHECK(ev.kind == event_kind::wait);
+    CHECK(ev.semaphore == w.semaphore);
+    CHECK(ev.value == w.value);
+  }
+  SECTION("more waits than the inline list: all counted, the first ones listed in order") {
+    constexpr std::size_t n = causal::pool_block::max_reported_waits + 2;
+    pool_t pool(64, 64);
+    queue_t host{G}, r{R};
+    std::array<semaphore, n> timelines;
+    frontier learnt;
+    for (std::size_t i = 0; i < n; ++i) {
+      const axis a = queue_axis(50 + i);
+      REQUIRE(pool.register_timeline(a, timelines[i]));
+      learnt.insert_or_raise(a, 10 + i);
+    }
+    auto b = pool.acquire(host, 64);
+    REQUIRE(b);
+    host.learn(learnt);  // host never submits: a wait per gap entry
+    REQUIRE(pool.release(*b, host));
+    auto got = pool.acquire(r, 64);
+    REQUIRE(got);
+    REQUIRE(got->path == pool_path::fenced);
+    CHECK(got->wait_count == n);
+    CHECK(pool.stats().waits_issued == n);
+    REQUIRE(got->reported_waits().size() == causal::pool_block::max_reported_waits);
+    REQUIRE(r.backend().count(event_kind::wait) == n);
+    for (std::size_t i = 0; i < causal::pool_block::max_reported_waits; ++i) {
+      CAPTURE(i);
+      const auto& ev = r.backend().event_at(i);
+      CHECK(got->waits[i].semaphore == ev.semaphore);
+      CHECK(got->waits[i].value == ev.value);
+      CHECK(learnt.epoch_of(got->waits[i].axis) == ev.value);
+    }
+  }
+  SECTION("a fence whose gaps all retired issues nothing and lists nothing") {
+    completion_tracker tracker;
+    REQUIRE(tracker.register_axis(X));
+    pool_t pool(64, 64, &tracker);
+    queue_t host{G}, r{R};
+    semaphore tl_x;
+    REQUIRE(pool.register_timeline(X, tl_x));
+    auto b = pool.acquire(host, 64);
+    REQUIRE(b);
+    host.learn(frontier{{X, 3}});
+    REQUIRE(pool.release(*b, host));
+    REQUIRE(tracker.advance(X, 3));
+    auto got = pool.acquire(r, 64);
+    REQUIRE(got);
+    CHECK(got->path == pool_path::completion);
+    CHECK(got->wait_count == 0);
+    CHECK(r.backend().total_events() == 0);
+  }
+}
+
 TEST_CASE("pool: a binary-event backend cannot fence on a value nobody submitted",
           "[pool][fence]") {
   using bqueue_t = causal::recording_queue<false>;
@@ -865,6 +954,219 @@ TEST_CASE("pool: free reuse picks the smallest block that fits", "[pool][knowled
   CHECK(pool.stats().splits == 0);
 }
 
+//===-- coalescing retired blocks -------------------------------------------===//
+
+TEST_CASE("pool: fragments freed by different queues coalesce once all have retired, serving a "
+          "request larger than any of them",
+          "[pool][coalesce]") {
+  // The acceptance test's shape: 23 fragments (26 KiB) freed in turn by
+  // three queues, all idle, and a 3.8 KiB request. A live block above them
+  // keeps the fresh tail out of it.
+  constexpr std::size_t fragment = 1152, fragments = 23, request = 3890, rounded = 3904;
+  completion_tracker tracker;
+  REQUIRE(tracker.register_axis(F));
+  REQUIRE(tracker.register_axis(G));
+  pool_t pool((fragments + 1) * fragment, 64, &tracker);
+  queue_t f{F}, g{G}, h{X}, r{R};
+  f.track_completion(tracker);
+  g.track_completion(tracker);
+  semaphore tl_h;  // H's retirement shows on its timeline, not the tracker
+  REQUIRE(pool.register_timeline(X, tl_h));
+  const std::array<queue_t*, 3> owners{&f, &g, &h};
+  std::vector<causal::pool_block> blocks;
+  for (std::size_t i = 0; i < fragments; ++i) {
+    auto b = pool.acquire(*owners[i % 3], fragment);
+    REQUIRE(b);
+    blocks.push_back(*b);
+  }
+  auto top = pool.acquire(r, fragment);
+  REQUIRE(top);
+  REQUIRE(pool.fresh_bytes() == 0);
+  // Each queue uses its fragments in one operation, then frees them.
+  run_op(f);
+  run_op(g);
+  run_op(h, &tl_h);
+  for (std::size_t i = 0; i < fragments; ++i) REQUIRE(pool.release(blocks[i], *owners[i % 3]));
+  REQUIRE(pool.free_count() == fragments);  // no two neighbours share a producer
+  REQUIRE(pool.free_bytes() == fragments * fragment);
+  REQUIRE(rounded > fragment);
+
+  SECTION("once every queue retired, the fragments are one block for anyone, with no wait") {
+    complete_all(f);
+    complete_all(g);
+    complete_all(h);
+    REQUIRE(tl_h.value() == 1);
+    const frontier r_before = r.knowledge();
+    auto got = pool.acquire(r, request);
+    REQUIRE(got);
+    CHECK(got->path == pool_path::completion);
+    CHECK(got->offset == 0);
+    CHECK(got->size == rounded);
+    CHECK(got->wait_count == 0);
+    CHECK(r.backend().total_events() == 0);  // no device wait
+    CHECK(r.knowledge() == r_before);        // nothing of F's, G's or H's past imported
+    CHECK(pool.stats().coalesces == fragments - 1);
+    CHECK(pool.stats().reused_by_completion == 1);
+    // What is left is one block that owes nothing: reused by any queue.
+    REQUIRE(pool.free_count() == 1);
+    const auto rest = pool.free_block(0);
+    CHECK(rest.offset == rounded);
+    CHECK(rest.size == fragments * fragment - rounded);
+    CHECK(rest.dead);
+    CHECK(rest.producer == frontier_entry{});
+    CHECK(rest.death->empty());
+    CHECK(pool.live_count() == 2);
+    queue_t stranger{queue_axis(60)};
+    auto more = pool.acquire(stranger, rest.size);
+    REQUIRE(more);
+    CHECK(more->path == pool_path::completion);
+    CHECK(stranger.backend().total_events() == 0);
+  }
+  SECTION("while one queue has not retired, its fragments stay apart and the request fails") {
+    complete_all(f);
+    complete_all(g);  // H's operation has not completed: tl_h is still 0
+    auto no = pool.acquire(r, request);
+    REQUIRE_FALSE(no);
+    CHECK(no.code() == errc::resource_exhausted);
+    CHECK(r.backend().total_events() == 0);
+    // F's and G's neighbours joined in pairs; each of H's fragments is
+    // still exactly itself, owing H's operation.
+    std::size_t h_fragments = 0;
+    for (std::size_t i = 0; i < pool.free_count(); ++i) {
+      const auto b = pool.free_block(i);
+      CHECK(b.size < rounded);
+      const bool holds_h = (b.offset / fragment) % 3 == 2 ||
+                           ((b.offset + b.size) / fragment - 1) % 3 == 2;
+      if (!holds_h) continue;
+      ++h_fragments;
+      CHECK(b.size == fragment);
+      CHECK(b.producer == frontier_entry{X, 1});
+      CHECK_FALSE(b.dead);
+    }
+    CHECK(h_fragments == fragments / 3);
+    CHECK(pool.free_bytes() == fragments * fragment);
+    CHECK(pool.stats().coalesces == fragments / 3 + 1);  // F+G pairs
+    // H retires: now the request is served.
+    complete_all(h);
+    auto got = pool.acquire(r, request);
+    REQUIRE(got);
+    CHECK(got->path == pool_path::completion);
+    CHECK(got->offset == 0);
+  }
+}
+
+TEST_CASE("pool: a free block not proven retired is never coalesced nor returned to the tail",
+          "[pool][coalesce]") {
+  completion_tracker tracker;
+  REQUIRE(tracker.register_axis(F));
+  REQUIRE(tracker.register_axis(G));
+  queue_t f{F}, g{G}, r{R};
+  f.track_completion(tracker);
+  g.track_completion(tracker);
+
+  SECTION("between two retired neighbours") {
+    pool_t pool(256, 64, &tracker);
+    semaphore tl_g;
+    REQUIRE(pool.register_timeline(G, tl_g));
+    auto a = pool.acquire(f, 64);
+    auto b = pool.acquire(g, 64);
+    auto c = pool.acquire(f, 64);
+    auto top = pool.acquire(r, 64);  // live: keeps the tail out of it
+    REQUIRE(a);
+    REQUIRE(b);
+    REQUIRE(c);
+    REQUIRE(top);
+    run_op(f);
+    const std::uint64_t eg = run_op(g, &tl_g);
+    REQUIRE(pool.release(*a, f));
+    REQUIRE(pool.release(*b, g));
+    REQUIRE(pool.release(*c, f));
+    complete_all(f);  // F retired; G's operation has not completed
+    REQUIRE(tracker.is_retired({F, 1}));
+    const snapshot before = snap(pool);
+    auto no = pool.acquire(r, 192);  // only a + b + c would fit
+    REQUIRE_FALSE(no);
+    CHECK(no.code() == errc::resource_exhausted);
+    CHECK(snap(pool) == before);  // nothing joined (a and c are not adjacent)
+    CHECK(r.backend().total_events() == 0);
+    for (std::size_t i = 0; i < pool.free_count(); ++i) {
+      const auto v = pool.free_block(i);
+      CHECK(v.size == 64);
+      CHECK_FALSE(v.dead);
+      if (v.offset == b->offset) CHECK(v.producer == frontier_entry{G, eg});
+    }
+    CHECK(pool.stats().coalesces == 0);
+    // Once G's operation retires, all three join.
+    complete_all(g);
+    REQUIRE(tl_g.value() == eg);
+    auto got = pool.acquire(r, 192);
+    REQUIRE(got);
+    CHECK(got->path == pool_path::completion);
+    CHECK(got->offset == 0);
+    CHECK(got->wait_count == 0);
+    CHECK(pool.stats().coalesces == 2);
+    CHECK(r.backend().total_events() == 0);
+  }
+  SECTION("at the top of the carved range") {
+    pool_t pool(256, 64, &tracker);
+    auto a = pool.acquire(r, 64);  // live
+    auto b = pool.acquire(g, 64);  // freed by G, at the top
+    REQUIRE(a);
+    REQUIRE(b);
+    run_op(g);
+    REQUIRE(pool.release(*b, g));
+    REQUIRE(pool.carved() == 128);
+    const snapshot before = snap(pool);
+    auto no = pool.acquire(r, 192);  // fresh 128 + b would fit
+    REQUIRE_FALSE(no);
+    CHECK(no.code() == errc::resource_exhausted);
+    CHECK(snap(pool) == before);
+    CHECK(pool.carved() == 128);
+    CHECK(pool.free_block(0).producer == frontier_entry{G, 1});
+    // G retires: b goes back to the fresh tail and the request is carved.
+    complete_all(g);
+    auto got = pool.acquire(r, 192);
+    REQUIRE(got);
+    CHECK(got->path == pool_path::fresh);
+    CHECK(got->offset == 64);
+    CHECK(pool.stats().tail_returns == 1);
+    CHECK(pool.free_count() == 0);
+    CHECK(pool.carved() == 256);
+  }
+}
+
+TEST_CASE("pool: coalescing frees descriptors of a full block table", "[pool][coalesce]") {
+  completion_tracker tracker;
+  REQUIRE(tracker.register_axis(F));
+  REQUIRE(tracker.register_axis(G));
+  causal::basic_block_pool<queue_t, completion_tracker, 4> pool(1024, 64, &tracker);
+  queue_t f{F}, g{G}, r{R};
+  f.track_completion(tracker);
+  g.track_completion(tracker);
+  std::array<causal::pool_block, 4> blocks;
+  for (std::size_t i = 0; i < 4; ++i) {
+    auto b = pool.acquire(i % 2 == 0 ? f : g, 64);
+    REQUIRE(b);
+    blocks[i] = *b;
+  }
+  // Fresh bytes are left, but no descriptor to carve them with.
+  CHECK_FALSE(pool.acquire(r, 64));
+  run_op(f);
+  run_op(g);
+  for (std::size_t i = 0; i < 4; ++i) REQUIRE(pool.release(blocks[i], i % 2 == 0 ? f : g));
+  complete_all(f);
+  complete_all(g);
+  // Four retired blocks, the top one among them: all go back to the tail.
+  auto got = pool.acquire(r, 640);
+  REQUIRE(got);
+  CHECK(got->path == pool_path::fresh);
+  CHECK(got->offset == 0);
+  CHECK(pool.stats().coalesces == 3);
+  CHECK(pool.stats().tail_returns == 1);
+  CHECK(pool.free_count() == 0);
+  CHECK(pool.live_count() == 1);
+}
+
 //===-- errors --------------------------------------------------------------===//
 
 TEST_CASE("pool: bad requests fail clearly and leave the pool unchanged", "[pool][errors]") {
@@ -1110,4 +1412,45 @@ TEST_CASE("pool: acquire and release never allocate", "[pool][allocation]") {
   CHECK(pool.stats().waits_issued == 400);
   CHECK(pool.stats().reused_by_knowledge == 200);
   CHECK(gpool.stats().reused_by_completion == 200);
+}
+
+TEST_CASE("pool: coalescing and returning retired blocks to the tail never allocate",
+          "[pool][allocation][coalesce]") {
+  completion_tracker tracker;
+  REQUIRE(tracker.register_axis(F));
+  REQUIRE(tracker.register_axis(G));
+  queue_t f{F}, g{G}, r{R};
+  f.track_completion(tracker);
+  g.track_completion(tracker);
+  pool_t pool(1024, 64, &tracker);
+  std::array<causal::pool_block, 16> blocks{};
+  std::uint64_t served = 0;
+  {
+    causal::test::allocation_guard guard;
+    for (int round = 0; round < 50; ++round) {
+      // Sixteen fragments, freed in turn by F and G.
+      for (std::size_t i = 0; i < blocks.size(); ++i) {
+        auto b = pool.acquire(i % 2 == 0 ? f : g, 64);
+        if (b) blocks[i] = *b;
+      }
+      (void)f.submit({}, {}, 0);
+      (void)g.submit({}, {}, 0);
+      for (std::size_t i = 0; i < blocks.size(); ++i) {
+        (void)pool.release(blocks[i], i % 2 == 0 ? f : g);
+      }
+      while (const std::uint64_t e = f.backend().complete_next()) f.retire(e);
+      while (const std::uint64_t e = g.backend().complete_next()) g.retire(e);
+      // Larger than any fragment: coalescing (to the tail) serves it.
+      auto big = pool.acquire(r, 512);
+      served += big.ok();
+      if (big) (void)pool.release(*big, r);
+      auto again = pool.acquire(r, 1024);  // r's own block back, and the rest
+      served += again.ok();
+      if (again) (void)pool.release(*again, r);
+    }
+    REQUIRE(guard.allocations() == 0);
+  }
+  CHECK(served == 2 * 50);
+  CHECK(pool.stats().coalesces >= 50 * 15);
+  CHECK(pool.stats().tail_returns >= 50);
 }

@@ -15,8 +15,15 @@
 // reused; wait_idle times out and then succeeds; closing a queue
 // with a wait that can never be met fails that operation's signals instead
 // of hanging; two queues ping-pong 5 000 rounds through semaphores with a
-// producer thread (each operation exactly once); and submitting and running
-// allocate nothing.
+// producer thread (each operation exactly once); submitting and running
+// allocate nothing; a block pool fences reuse on a progress timeline; a
+// block written on one queue and read on another is freed after both
+// with stream_dealloca(pool, block, after), and a third queue reuses it
+// only after both uses (bytes checked), its fenced acquire naming the
+// wait; a failing stream_dealloca(..., after) releases and submits
+// nothing; and the progress timeline is turned on once, explicitly
+// (idempotent, refused while operations are in flight, failed on a
+// failed queue), and left alone while off.
 //
 // No verdict here depends on how soon a thread gets a CPU: the only waits
 // that expect a timeout wait for something nothing else can bring about,
@@ -40,6 +47,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -47,6 +55,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -525,6 +534,7 @@ TEST_CASE("cpu queue: a pool fences reuse of a block on the freeing queue's prog
     const auto watched_a = watch(a, "queue a");
     const auto watched_b = watch(b, "queue b");
     causal::basic_block_pool<causal::cpu::queue::core_type> pool(1024, 64);
+    REQUIRE(b.enable_progress_timeline());
     REQUIRE(pool.register_timeline(b.axis(), b.progress_timeline()));
     // a produces into the only block; b (held by the gate) consumes and frees it.
     auto first = pool.acquire(a.core(), 1024);
@@ -579,6 +589,7 @@ TEST_CASE("cpu queue: a pool's fence waits plus an operation's full set of devic
     const auto watched_a = watch(a, "queue a");
     const auto watched_b = watch(b, "queue b");
     causal::basic_block_pool<core_type> pool(1024, 64);
+    REQUIRE(b.enable_progress_timeline());
     REQUIRE(pool.register_timeline(b.axis(), b.progress_timeline()));
     auto first = pool.acquire(a.core(), 1024);
     REQUIRE(first);
@@ -650,4 +661,206 @@ TEST_CASE("cpu queue: a trace sink sees labelled operations, tiers, retires and 
   CHECK(tiers[2] == causal::trace_tier::dominated);  // b imported a:1 with its first wait
   CHECK(retires >= 2);
   CHECK(drains >= 2);
+}
+
+namespace {
+
+constexpr std::size_t shared_block_bytes = 256;
+
+/// What three queues' host calls write and read in the test below: plain
+/// memory, ordered only by the queues' semaphores.
+struct shared_block_state {
+  std::array<unsigned char, shared_block_bytes> arena{};
+  std::array<unsigned char, shared_block_bytes> seen_by_reader{};
+  std::atomic<int> next_step{0};
+  int writer_step = -1, reader_step = -1, reuser_step = -1;
+};
+
+}  // namespace
+
+TEST_CASE("cpu queue: stream_dealloca after other queues' signals frees a block used on two "
+          "queues; a third reuses it only after both uses",
+          "[cpu][pool]") {
+  causal::executor ex(workers(2));
+  const auto watched_ex = watch(ex, "executor");
+  shared_block_state st;
+  semaphore gate, written, read, overwritten;
+  const auto watched_gate = watch(gate, "gate");
+  const auto watched_read = watch(read, "read");
+  {
+    causal::cpu::queue a(next_axis(), ex);
+    causal::cpu::queue b(next_axis(), ex);
+    causal::cpu::queue c(next_axis(), ex);
+    const auto watched_a = watch(a, "queue a");
+    const auto watched_b = watch(b, "queue b");
+    const auto watched_c = watch(c, "queue c");
+    causal::cpu::block_pool pool(shared_block_bytes, 64);  // one block: c must reuse it
+    for (causal::cpu::queue* q : {&a, &b, &c}) {
+      REQUIRE(q->enable_progress_timeline());
+      REQUIRE(pool.register_timeline(q->axis(), q->progress_timeline()));
+    }
+    auto block = a.stream_alloca(pool, shared_block_bytes);
+    REQUIRE(block);
+    REQUIRE(block->path == causal::pool_path::fresh);
+    shared_block_state* s = &st;
+    const std::size_t off = block->offset;
+    // Two uses on two queues: a writes, b reads (held by the gate).
+    REQUIRE(a.host({}, {{&written, 1}}, [s, off](const host_call_context&) noexcept {
+      std::fill_n(s->arena.begin() + static_cast<std::ptrdiff_t>(off), shared_block_bytes, 0xAA);
+      s->writer_step = s->next_step++;
+    }));
+    REQUIRE(b.host({{&gate, 1}, {&written, 1}}, {{&read, 1}}, [s, off](const host_call_context&) noexcept {
+      std::copy_n(s->arena.begin() + static_cast<std::ptrdiff_t>(off), shared_block_bytes,
+                  s->seen_by_reader.begin());
+      s->reader_step = s->next_step++;
+    }));
+    // a frees it after both: its own use by FIFO, b's through the marker's
+    // wait, a device wait since nothing proves b's read yet.
+    const std::uint64_t epoch_before = a.epoch();
+    const std::uint64_t device_waits_before = a.stats().device_waits;
+    REQUIRE(a.stream_dealloca(pool, *block, {{&read, 1}}));
+    CHECK(a.epoch() == epoch_before + 1);  // the marker
+    CHECK(a.stats().device_waits == device_waits_before + 1);
+    REQUIRE(pool.free_count() == 1);
+    CHECK(pool.free_block(0).producer == causal::frontier_entry{a.axis(), a.epoch()});
+    // c reuses it: the pool fences c's next operation on a's progress
+    // timeline at the marker, and says so in the block.
+    auto again = c.stream_alloca(pool, shared_block_bytes);
+    REQUIRE(again);
+    CHECK(again->offset == block->offset);
+    CHECK(again->path == causal::pool_path::fenced);
+    REQUIRE(again->wait_count == 1);
+    CHECK(again->waits[0].semaphore == &std::as_const(a).progress_timeline());
+    CHECK(again->waits[0].axis == a.axis());
+    CHECK(again->waits[0].value == a.epoch());
+    REQUIRE(c.host({}, {{&overwritten, 1}}, [s, off](const host_call_context&) noexcept {
+      std::fill_n(s->arena.begin() + static_cast<std::ptrdiff_t>(off), shared_block_bytes, 0xCC);
+      s->reuser_step = s->next_step++;
+    }));
+    REQUIRE(written.wait_for(1, 20s));
+    // c is behind the marker, behind b's read, behind the gate, which only
+    // this thread signals: no schedule can reach `overwritten` first.
+    CHECK(overwritten.wait_for(1, 20ms).code() == errc::timeout);
+    REQUIRE(gate.signal(1));
+    REQUIRE(overwritten.wait_for(1, 20s));
+    REQUIRE(a.wait_idle());
+    REQUIRE(b.wait_idle());
+    REQUIRE(c.wait_idle());
+  }
+  CHECK(st.writer_step == 0);
+  CHECK(st.reader_step == 1);
+  CHECK(st.reuser_step == 2);
+  CHECK(std::all_of(st.seen_by_reader.begin(), st.seen_by_reader.end(),
+                    [](unsigned char v) { return v == 0xAA; }));
+  CHECK(std::all_of(st.arena.begin(), st.arena.end(), [](unsigned char v) { return v == 0xCC; }));
+}
+
+TEST_CASE("cpu queue: a stream_dealloca after waits that fails releases nothing and submits nothing",
+          "[cpu][pool][errors]") {
+  causal::executor ex(workers(2));
+  const auto watched_ex = watch(ex, "executor");
+  semaphore used;
+  causal::cpu::queue a(next_axis(), ex);
+  causal::cpu::queue b(next_axis(), ex);
+  const auto watched_a = watch(a, "queue a");
+  const auto watched_b = watch(b, "queue b");
+  causal::cpu::block_pool pool(512, 64);
+  auto block = a.stream_alloca(pool, 256);
+  REQUIRE(block);
+  REQUIRE(b.submit({}, {{&used, 1}}, queue_operation{}));
+  const std::uint64_t epoch_before = a.epoch();
+  const causal::pool_stats pool_before = pool.stats();
+
+  SECTION("a wait that names no semaphore") {
+    CHECK(a.stream_dealloca(pool, *block, {{nullptr, 1}}).code() == errc::invalid_argument);
+  }
+  SECTION("a wait on a failed semaphore") {
+    semaphore broken;
+    (void)broken.fail(causal::error{errc::device_lost, "test: its device is gone"});
+    CHECK(a.stream_dealloca(pool, *block, {{&used, 1}, {&broken, 1}}).code() == errc::device_lost);
+  }
+  SECTION("a stale handle is refused before any marker is submitted") {
+    causal::pool_block stale = *block;
+    ++stale.generation;
+    CHECK(a.stream_dealloca(pool, stale, {{&used, 1}}).code() == errc::failed_precondition);
+  }
+  SECTION("a failed queue") {
+    REQUIRE(a.host({}, {}, [](const host_call_context&) noexcept -> status {
+      return causal::error{errc::invalid_argument, "test: the host call failed"};
+    }));
+    CHECK(a.wait_idle().code() == errc::invalid_argument);
+    const std::uint64_t failed_epoch = a.epoch();
+    CHECK(a.stream_dealloca(pool, *block, {{&used, 1}}).code() == errc::invalid_argument);
+    CHECK(a.epoch() == failed_epoch);
+    CHECK(pool.live_count() == 1);
+    CHECK(pool.free_count() == 0);
+    return;  // a stays failed; the common checks below assume a healthy queue
+  }
+  CHECK(a.epoch() == epoch_before);  // no marker
+  CHECK(pool.stats() == pool_before);
+  CHECK(pool.live_count() == 1);
+  CHECK(pool.free_count() == 0);
+  // Everything is still valid: the block is released once, properly.
+  REQUIRE(a.stream_dealloca(pool, *block, {{&used, 1}}));
+  CHECK(a.epoch() == epoch_before + 1);
+  CHECK(pool.free_count() == 1);
+  REQUIRE(a.wait_idle());
+  REQUIRE(b.wait_idle());
+}
+
+TEST_CASE("cpu queue: the progress timeline is turned on once, explicitly; off, operations leave "
+          "it alone",
+          "[cpu][pool]") {
+  causal::executor ex(workers(2));
+  const auto watched_ex = watch(ex, "executor");
+  semaphore done, gate;
+  causal::cpu::queue q(next_axis(), ex);
+  causal::cpu::queue r(next_axis(), ex);
+  causal::cpu::queue f(next_axis(), ex);
+  const auto watched_q = watch(q, "queue q");
+  const auto watched_r = watch(r, "queue r");
+  const auto watched_f = watch(f, "queue f");
+  const semaphore& timeline = std::as_const(q).progress_timeline();
+
+  // Off by default: a completed operation does not touch it.
+  CHECK_FALSE(q.progress_timeline_enabled());
+  REQUIRE(q.host({}, {{&done, 1}}, [](const host_call_context&) noexcept {}));
+  REQUIRE(q.wait_idle());
+  CHECK(timeline.value() == 0);
+  CHECK_FALSE(timeline.writes_reserved());
+
+  // Turned on while idle: brought to the completed epoch at once, and
+  // reserved for the queue.
+  REQUIRE(q.enable_progress_timeline());
+  CHECK(q.progress_timeline_enabled());
+  CHECK(timeline.value() == 1);
+  CHECK(timeline.writes_reserved());
+  // Idempotent: a second call changes nothing.
+  REQUIRE(q.enable_progress_timeline());
+  CHECK(timeline.value() == 1);
+  CHECK(&q.progress_timeline() == &timeline);
+  // From now on every completed epoch reaches it.
+  REQUIRE(q.host({}, {{&done, 2}}, [](const host_call_context&) noexcept {}));
+  REQUIRE(q.wait_idle());
+  CHECK(timeline.value() == 2);
+
+  // Not while operations are in flight: the workers read the setting.
+  REQUIRE(r.submit({{&gate, 1}}, {}, queue_operation{}));
+  CHECK(r.enable_progress_timeline().code() == errc::failed_precondition);
+  CHECK_FALSE(r.progress_timeline_enabled());
+  CHECK_FALSE(std::as_const(r).progress_timeline().writes_reserved());
+  REQUIRE(gate.signal(1));
+  REQUIRE(r.wait_idle());
+  REQUIRE(r.enable_progress_timeline());
+  CHECK(std::as_const(r).progress_timeline().value() == 1);
+
+  // A failed queue: on, and failed with the queue's error, so no pool
+  // ever waits on it.
+  REQUIRE(f.host({}, {}, [](const host_call_context&) noexcept -> status {
+    return causal::error{errc::invalid_argument, "test: the host call failed"};
+  }));
+  CHECK(f.wait_idle().code() == errc::invalid_argument);
+  REQUIRE(f.enable_progress_timeline());
+  CHECK(f.progress_timeline_enabled());
+  CHECK(std::as_const(f).progress_timeline().failed());
 }

@@ -31,6 +31,17 @@
 // ring grows by segments (and reuses them), so a pipeline submitted up
 // front is never refused for room. MaxInFlight != 0 opts into a bound.
 //
+// Stream-ordered memory. stream_alloca / stream_dealloca take a block pool
+// over core_type (<causal/pool.hpp>, cpu::block_pool). A block used on
+// several queues is freed with stream_dealloca(pool, block, after): a
+// marker operation on this queue waits for the other queues' signals
+// (elided where the queue already knows them), and the block is released
+// after it. For other queues to fence reuse of blocks this queue freed,
+// turn on its progress timeline once, with enable_progress_timeline(),
+// and register it: pool.register_timeline(q.axis(), q.progress_timeline()).
+// While it is off (the default) completing an operation signals nothing
+// more.
+//
 // Errors. submit() returns an error and changes nothing (no semaphore is
 // touched) when the queue has failed (its sticky error), when MaxInFlight
 // operations are in flight or memory runs out while the ring or a
@@ -40,16 +51,23 @@
 // completion tracker, so no tracker waiter waits for an epoch that will
 // never complete.
 //
-// Thread safety: one thread at a time submits (like a VkQueue); observers
-//                (completed_epoch, queue_status, stats after wait_idle) may
-//                be read from any thread; the operations run on workers.
+// Thread safety: one thread at a time submits (like a VkQueue), and that
+//                thread also calls stream_alloca/stream_dealloca (with the
+//                pool's own rule: one thread at a time) and
+//                enable_progress_timeline; observers (completed_epoch,
+//                queue_status, stats after wait_idle, the const
+//                progress_timeline()) may be read from any thread; the
+//                operations run on workers.
 // Memory order:  what the submitter wrote before submit happens-before the
 //                operation runs; what the operation wrote happens-before a
 //                wait on any of its signals returns.
-// Blocking/allocation: submit never blocks; it allocates only when more
-//                operations (or signals of one semaphore) are outstanding
-//                than ever before on this queue. wait_idle blocks the
-//                calling host thread.
+// Blocking/allocation: submit (and stream_dealloca with waits, which
+//                submits a marker) never blocks; it allocates only when
+//                more operations (or signals of one semaphore) are
+//                outstanding than ever before on this queue.
+//                stream_alloca, stream_dealloca, enable_progress_timeline
+//                and the observers never block or allocate. wait_idle
+//                blocks the calling host thread.
 // Size:          the queue process's two inline ring segments (32 slots
 //                each, about 1 KiB a slot) plus basic_queue's deferral
 //                table, and more segments as the depth needs; construct it once, in
@@ -162,8 +180,9 @@ class basic_queue {
   /// basic_block_pool over core_type) for this queue's *next* submitted
   /// operation. Reuse of a block another queue freed is proven by this
   /// queue's knowledge, by completion, or by device waits the pool adds to
-  /// that next operation ("try before you fence", pool.hpp); the host
-  /// never blocks. Errors as pool.acquire (nothing fits: resource_exhausted).
+  /// that next operation ("try before you fence", pool.hpp; the block
+  /// then lists them: wait_count, waits); the host never blocks. Errors
+  /// as pool.acquire (nothing fits: resource_exhausted).
   template <class Pool>
   result<pool_block> stream_alloca(Pool& pool, std::size_t size) noexcept {
     return pool.acquire(core_, size);
@@ -172,10 +191,49 @@ class basic_queue {
   /// Stream-ordered free: returns `block` to `pool` with this queue's death
   /// frontier, after every operation submitted so far. Call it after the
   /// submission of the block's last use on this queue (a use on another
-  /// queue must be ordered before that submission by its waits).
+  /// queue must be ordered before that submission by its waits, or use the
+  /// overload below).
   template <class Pool>
   status stream_dealloca(Pool& pool, const pool_block& block) noexcept {
     return pool.release(block, core_);
+  }
+
+  /// Stream-ordered free after uses on other queues: submits a marker
+  /// operation that waits for `after` (each (semaphore, value) a signal of
+  /// the block's last use on some queue) like any submission (a wait this
+  /// queue can prove is elided), then releases `block` to `pool` with the
+  /// knowledge that includes them. Every use ordered before one of `after`,
+  /// or before this call on this queue, is ordered before the free; the
+  /// block is reused by another queue only once it proves the marker
+  /// (its knowledge, completion, or a fence on this queue's progress
+  /// timeline). With `after` empty it is stream_dealloca(pool, block).
+  ///
+  /// Example, a block written on `a` and read on `b`:
+  ///
+  ///   (void)b.host({{&written, 1}}, {{&read, 1}}, read_it);
+  ///   if (status s = a.stream_dealloca(pool, block, {{&read, 1}}); !s) ...
+  ///
+  /// Errors (nothing released, nothing submitted): the release's (a stale,
+  /// foreign or forged handle); then the submission's (submit's rules: a
+  /// failed queue, a wait on a failed semaphore, too many waits ...).
+  template <class Pool>
+  status stream_dealloca(Pool& pool, const pool_block& block,
+                         std::span<const wait_type> after) noexcept {
+    if (after.empty()) return stream_dealloca(pool, block);
+    // Refuse a bad handle before the marker: a failed release must not
+    // leave an operation behind.
+    if (status s = pool.check_release(block, core_); !s) return s;
+    const result<submission> marker =
+        submit(after, {}, queue_operation{}.named("stream_dealloca"));
+    if (!marker) return marker.error_value();
+    // The marker is the queue's newest operation: the producer entry the
+    // release records proves every use `after` orders before it.
+    return pool.release(block, core_);
+  }
+  template <class Pool>
+  status stream_dealloca(Pool& pool, const pool_block& block,
+                         std::initializer_list<wait_type> after) noexcept {
+    return stream_dealloca(pool, block, std::span<const wait_type>(after.begin(), after.size()));
   }
 
   /// Blocks until everything submitted so far has completed (or
@@ -189,13 +247,65 @@ class basic_queue {
   /// knowledge, so later submissions can elide more.
   void learn(const frontier_type& extra) noexcept { core_.learn(extra); }
 
-  /// A semaphore that reaches e when this queue's epoch e completes (and
-  /// fails with the queue): register it with a block pool for this axis
-  /// (`pool.register_timeline(q.axis(), q.progress_timeline())`) so that
-  /// blocks this queue freed can be fenced by other queues. The first call
-  /// turns it on; make it before the first submit.
-  [[nodiscard]] semaphore_type& progress_timeline() noexcept {
+  /// Turns on the progress timeline (progress_timeline()): from now on
+  /// every completed epoch e reaches it at e, and a failure of the queue
+  /// fails it; only this queue may signal it (a signal from anyone else
+  /// would mark epochs complete that have not run, and a pool would reuse
+  /// their blocks). Then register it with a block pool for this axis,
+  /// `pool.register_timeline(q.axis(), q.progress_timeline())`, so that
+  /// other queues can fence reuse of blocks this queue freed.
+  ///
+  /// Idempotent: once on, later calls change nothing and succeed. Call it
+  /// before the first submit, or while nothing is in flight (everything
+  /// submitted has completed; the timeline is first brought to
+  /// completed_epoch()). On a failed queue it fails the timeline with the
+  /// queue's error (a pool never waits on it) and counts as on. While off
+  /// (the default), completing an operation costs nothing more.
+  ///
+  /// Error (nothing changes): `failed_precondition` while operations are
+  /// in flight (the queue's workers read the setting as they complete
+  /// them): wait_idle() first.
+  status enable_progress_timeline() noexcept {
+    if (progress_on_) return {};
+    if (status s = process_.queue_status(); !s) {
+      // No epoch past the last good one will complete: a failed timeline
+      // says so, and the process never touches it.
+      (void)progress_.fail(s.error_value());
+      progress_on_ = true;
+      return {};
+    }
+    // acquire (completed_epoch): pairs with the release in retire(), which
+    // the drain reaches after its last read of the setting for that
+    // operation; later operations are published after the write below.
+    const std::uint64_t done = core_.completed_epoch();
+    if (done != core_.epoch()) {
+      return error{errc::failed_precondition,
+                   "enable_progress_timeline: operations in flight; call it before the first "
+                   "submit, or after wait_idle()",
+                   core_.epoch() - done};
+    }
+    if (done != 0) {
+      if (status s = progress_.signal(done); !s) return s;
+    }
     process_.set_progress_timeline(&progress_);
+    progress_on_ = true;
+    return {};
+  }
+
+  /// Whether enable_progress_timeline() turned the progress timeline on.
+  [[nodiscard]] bool progress_timeline_enabled() const noexcept { return progress_on_; }
+
+  /// The progress timeline: it reaches e when this queue's epoch e
+  /// completes, once enable_progress_timeline() turned it on; observe it
+  /// (value, wait, failed) from any thread. Reading it changes nothing.
+  [[nodiscard]] const semaphore_type& progress_timeline() const noexcept { return progress_; }
+  /// The same timeline, for registering with a block pool (which issues
+  /// device waits on it). Precondition (asserted):
+  /// enable_progress_timeline() turned it on -- a pool fencing on a
+  /// timeline nobody signals would stall the fenced queue for good.
+  [[nodiscard]] semaphore_type& progress_timeline() noexcept {
+    CAUSAL_ASSERT(progress_on_,
+                  "cpu::queue::progress_timeline: call enable_progress_timeline() first");
     return progress_;
   }
 
@@ -245,15 +355,19 @@ class basic_queue {
   semaphore_type progress_;
   process_type process_;
   core_type core_;
+  // Set once by enable_progress_timeline() (the submitting thread's).
+  bool progress_on_ = false;
 };
 
 /// A CPU queue over causal::semaphore, any number of operations in flight.
 using queue = basic_queue<>;
 
 /// The death-frontier block pool (<causal/pool.hpp>) over CPU queues: what
-/// stream_alloca / stream_dealloca take. Register each queue's progress
-/// timeline with it so that it can fence reuse of a block another queue
-/// freed.
+/// stream_alloca / stream_dealloca take. Turn on each queue's progress
+/// timeline and register it with the pool
+/// (`q.enable_progress_timeline()`, then
+/// `pool.register_timeline(q.axis(), q.progress_timeline())`) so that it
+/// can fence reuse of a block another queue freed.
 using block_pool = basic_block_pool<queue::core_type>;
 
 }  // namespace cpu
