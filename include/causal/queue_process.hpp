@@ -66,11 +66,18 @@
 // a completion tracker).
 //
 // Failure is sticky, as on a device stream: a host call that returns an
-// error, or a wait whose semaphore fails, fails the operation's signals
-// with that error and fails the queue. Every later operation then fails
-// its signals with the same error without running, and no epoch past the
-// last good one is ever retired -- so no frontier can claim, through this
-// axis, an operation that never ran.
+// error, or a wait whose semaphore fails below its value, fails the
+// operation's signals with that error and fails the queue. Every later
+// operation then fails its signals with the same error without running,
+// and no epoch past the last good one is ever retired -- so no frontier can
+// claim, through this axis, an operation that never ran. An operation that
+// fails without running fails its signals only once every wait of it is
+// met or failed: its device waits (a failed one does not drop the others)
+// and its *guards*, the waits basic_queue elided by dominance
+// (guard_elided_wait), which the drain waits for on the slot's first node
+// (await_guard). A failure thus never overtakes a healthy signal that an
+// elided wait stands for (docs/queues.md, "Elision never changes an
+// outcome"). A closing queue waits for neither.
 //
 // Sleep handshake. Before sleeping the drain adds a suspend count, sets
 // `sleeping` and re-checks the head; a thread that makes an operation ready
