@@ -359,11 +359,13 @@ class basic_queue {
   }
 
   /// Retries deferred submissions in order; stops at the first that still
-  /// lacks a submitted signal. Returns how many it executed, or the first
-  /// error: a semaphore with no room for its signal record (a bounded
-  /// one, or memory ran out) leaves that submission held, to retry later;
-  /// any other error drops it and fails its signals' semaphores, so
-  /// nothing waits on it forever.
+  /// lacks a submitted signal, or one a wait of which failed while another
+  /// is neither met nor failed (it fails once they all are: see
+  /// "Failure"). Returns how many it executed, or the first error: a
+  /// semaphore with no room for its signal record (a bounded one, or
+  /// memory ran out) leaves that submission held, to retry later; any
+  /// other error drops it and fails its signals' semaphores, so nothing
+  /// waits on it forever.
   result<std::size_t> pump() noexcept {
     std::size_t executed = 0;
     while (!deferred_.empty()) {
@@ -373,6 +375,9 @@ class basic_queue {
       plan p;
       status classified = classify(waits, p);
       if (classified && p.must_defer) break;
+      // A wait failed: the submission fails, but not before its other
+      // waits are met or failed too (the file comment, "Failure").
+      if (!classified && !waits_over(waits)) break;
       if (classified && !signals_have_room(signals)) {
         if (status room = reserve_signals(signals); !room) {
           if (room.code() == errc::resource_exhausted) return room.error_value();
@@ -519,6 +524,14 @@ class basic_queue {
     }
     if (!p.must_defer && elide_waits_) elide_transitively(waits, p);
     return status{};
+  }
+
+  /// True when every wait is met or its semaphore failed below the value.
+  static bool waits_over(std::span<const wait_type> waits) noexcept {
+    for (const wait_type& w : waits) {
+      if (w.semaphore->value() < w.value && !w.semaphore->failed()) return false;
+    }
+    return true;
   }
 
   /// Whether what wait `i` (on value `v`) imports may join the knowledge

@@ -276,7 +276,9 @@ struct observed_signal {
 ///
 /// Every hook but on_destroyed runs with the semaphore's spin lock held,
 /// on whatever thread changed the semaphore, in the order the semaphore
-/// applied the changes (values increase between on_reached calls). A hook
+/// applied the changes (values increase between on_reached calls);
+/// on_reached runs before the new payload is visible to anyone, so no
+/// thread can act on a value before its observer has heard of it. A hook
 /// must not call into the semaphore (it would deadlock), must not block or
 /// allocate, and should be short: every signaller of the semaphore waits
 /// for it. Copy what is needed out of the event.
@@ -1247,15 +1249,19 @@ class basic_semaphore {
         // of earlier external values heals.
         watermark_.store(v, std::memory_order_release);
       }
+      // The observer hears of v before anyone can see it (a lock-free
+      // reader of the payload could otherwise act on v -- signal another
+      // exported semaphore, say -- before the exporter had queued v's
+      // news, and the exporter would send the two out of order).
+      if (observed(observer_)) [[unlikely]] {
+        observe_reached(reached, false);
+      }
       // release: pairs with value()'s acquire; the record above is
       // published by the lock to frontier_at, and by this store to
       // anyone who only reads the payload.
       payload_.store(v, std::memory_order_seq_cst);
       if (traced(trace_)) [[unlikely]] {
         trace_reached(reached);
-      }
-      if (observed(observer_)) [[unlikely]] {
-        observe_reached(reached, false);
       }
       if (timepoint_count_.load(std::memory_order_relaxed) != 0) {
         while (!timepoints_.empty() && timepoints_.front().threshold_ <= v) {

@@ -640,6 +640,32 @@ TEST_CASE(
   CHECK(executed_tags(q.backend()) == std::vector<std::uint64_t>{2});
 }
 
+TEST_CASE("queue: tier 3: a held submission one wait of which failed fails only once its other waits "
+          "are over",
+          "[queue][tier3][defer][errors]") {
+  // docs/queues.md, "Elision never changes an outcome": the other wait may
+  // stand for a healthy signal still to come (here s = 1, which the
+  // submission's own signal s = 2 would otherwise overtake by failing s).
+  deferring_queue q{A};
+  semaphore x, s;
+  REQUIRE(q.submit({wait{&x, 1}, wait{&s, 1}}, {signal{&s, 2}}, 1).ok());
+  REQUIRE(q.deferred_count() == 1);
+  x.fail(causal::error{errc::device_lost, "test: x lost"});
+  auto pumped = q.pump();
+  REQUIRE(pumped.ok());
+  CHECK(*pumped == 0);
+  CHECK(q.deferred_count() == 1);  // still held: s >= 1 is neither met nor failed
+  CHECK_FALSE(s.failed());
+  REQUIRE(s.signal(1));             // the healthy signal arrives
+  pumped = q.pump();
+  REQUIRE_FALSE(pumped.ok());
+  CHECK(pumped.code() == errc::device_lost);
+  CHECK(q.deferred_count() == 0);
+  CHECK(s.value() == 1);  // kept
+  REQUIRE(s.failure());   // then failed by the dropped submission
+  CHECK(executed_tags(q.backend()).empty());
+}
+
 //===-- the three-queue transitivity example ------------------------------------===//
 
 TEST_CASE(
