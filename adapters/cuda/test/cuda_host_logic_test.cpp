@@ -17,6 +17,7 @@
 #include <causal/adapters/cuda/pool.hpp>
 #include <causal/completion.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -863,11 +864,15 @@ TEST_CASE("cuda stream queue: synchronize does not block on an operation behind 
   const causal::status st = q.synchronize();
   CHECK(st.code() == errc::device_lost);
   CHECK(dev.blocked_syncs() == 0);  // answered without blocking on the stream
-  CHECK(b.failed());
   CHECK_FALSE(a.failed());  // the earlier operation is still in flight, not failed
+  // The failed operation fails its signals in turn, behind the one ahead of
+  // it (which could still reach a lower value of a semaphore it signals).
+  CHECK_FALSE(b.failed());
   REQUIRE(first.signal(1));
   f.pump();
   CHECK(a.value() == 1);
+  REQUIRE(b.failure());
+  CHECK(b.failure()->code() == errc::device_lost);
   CHECK(f.log() == std::vector<int>{1});
 }
 
@@ -939,6 +944,105 @@ TEST_CASE("cuda stream queue: a held operation whose wait fails is dropped, and 
     CHECK(out.failure()->code() == errc::cancelled);
     CHECK(f.log().empty());
   }
+}
+
+TEST_CASE("cuda stream queue: a held operation whose wait failed fails its signals only after "
+          "the operations ahead of it",
+          "[cuda][memory_ops][failure]") {
+  // q's second operation waits for x (which fails) and for s >= 1, elided:
+  // q's own first operation signals it (same queue, FIFO), so no guard
+  // stands for it. Failing s = 2 at once would fail s before the first
+  // operation's s = 1, still on the stream, reaches the host, and qd,
+  // which needs only that, would fail with it (docs/queues.md, "Elision
+  // never changes an outcome").
+  fake_fixture f;
+  auto& q = f.make_queue();
+  auto& qd = f.make_queue();
+  auto& x = f.make_semaphore();
+  auto& s = f.make_semaphore();
+  auto& done = f.make_semaphore();
+  REQUIRE(q.submit({}, {{&s, 1}}, f.op(1)));
+  REQUIRE(q.submit({{&x, 1}, {&s, 1}}, {{&s, 2}}, f.op(2)));
+  CHECK(q.stats().elided_same_queue == 1);
+  CHECK(q.backend().held() == 1);
+  REQUIRE(qd.submit({{&s, 1}}, {{&done, 1}}, f.op(3)));
+  REQUIRE(x.fail(causal::error{errc::device_lost, "test: x lost"}));
+  (void)q.poll();
+  CHECK_FALSE(s.failed());  // the first operation has not completed yet
+  f.pump();                 // the streams run: s = 1 is reached, then s fails
+  CHECK(s.value() == 1);
+  REQUIRE(s.failure());
+  CHECK(s.failure()->code() == errc::device_lost);
+  CHECK(done.value() == 1);
+  CHECK_FALSE(done.failed());
+  CHECK(q.completed_epoch() == 1);
+  CHECK(f.log() == std::vector<int>{1, 3});
+  CHECK(f.finish().code() == errc::device_lost);
+}
+
+TEST_CASE("cuda stream queue: with waits enqueued ahead, a failure reaches an operation's signals "
+          "only after its elided waits",
+          "[cuda][memory_ops][failure]") {
+  // The conformance case (its queues hold waits on the host) on streams
+  // that enqueue every wait at once, where poll() finds the failure: qb's
+  // second operation elides s >= 1 (qb learnt qa's operation through
+  // tc = 2) and is stuck behind qb's first, whose wait fails. Its s = 2 may
+  // fail only once qa's s = 1 is reached.
+  fake_fixture f;
+  auto& qa = f.make_queue();
+  auto& qb = f.make_queue();
+  auto& qc = f.make_queue();
+  auto& qd = f.make_queue();
+  for (auto* q : {&qa, &qb, &qc, &qd}) REQUIRE(q->backend().set_waits_before_signal(true));
+  auto& gate = f.make_semaphore();
+  auto& upstream = f.make_semaphore();
+  auto& s = f.make_semaphore();
+  auto& tc = f.make_semaphore();
+  auto& done = f.make_semaphore();
+  REQUIRE(qa.submit({{&gate, 1}}, {{&s, 1}}, f.op(1)));
+  REQUIRE(qc.submit({{&upstream, 1}}, {{&tc, 1}}, f.op(2)));
+  REQUIRE(qc.submit({{&s, 1}}, {{&tc, 2}}, f.op(3)));
+  REQUIRE(qb.submit({{&tc, 2}}, {}, f.op(4)));
+  REQUIRE(qb.submit({{&s, 1}}, {{&s, 2}}, f.op(5)));
+  CHECK(qb.stats().elided_dominated == 1);
+  REQUIRE(qd.submit({{&s, 1}}, {{&done, 1}}, f.op(6)));
+  REQUIRE(upstream.fail(causal::error{errc::device_lost, "test: upstream lost"}));
+  f.pump();
+  REQUIRE(tc.failure());
+  CHECK(tc.failure()->code() == errc::device_lost);
+  CHECK_FALSE(s.failed());  // qb's second operation waits for its guard
+  REQUIRE(gate.signal(1));
+  f.pump();
+  CHECK(done.value() == 1);
+  CHECK(s.value() == 1);  // qa's signal kept; qb failed s after it
+  REQUIRE(s.failure());
+  const auto log = f.log();
+  CHECK(std::count(log.begin(), log.end(), 1) == 1);
+  CHECK(std::count(log.begin(), log.end(), 6) == 1);
+  CHECK(std::count(log.begin(), log.end(), 5) == 0);
+}
+
+TEST_CASE("cuda stream queue: a wait on a value reached before its semaphore failed goes through",
+          "[cuda][memory_ops][failure]") {
+  // docs/semaphores.md, "Failure": the failure freezes the payload; the
+  // queue finds u failed with the wait still on the stream (enqueued
+  // ahead), and must not fail an operation whose value was reached.
+  fake_fixture f;
+  auto& q = f.make_queue();
+  REQUIRE(q.backend().set_waits_before_signal(true));
+  auto& u = f.make_semaphore();
+  auto& out = f.make_semaphore();
+  REQUIRE(q.submit({{&u, 1}}, {{&out, 1}}, f.op(1)));
+  REQUIRE(u.signal(1));  // the relay writes the word
+  REQUIRE(u.fail(causal::error{errc::device_lost, "test: u failed after reaching 1"}));
+  SECTION("found by poll") { CHECK(q.poll() == 0); }
+  SECTION("found by synchronize") { CHECK(q.synchronize()); }
+  CHECK_FALSE(out.failed());
+  f.pump();
+  CHECK(out.value() == 1);
+  CHECK(q.completed_epoch() == 1);
+  CHECK(f.log() == std::vector<int>{1});
+  REQUIRE(f.finish());
 }
 
 #if CAUSAL_CUDA_IS_HIP()

@@ -189,6 +189,64 @@ TEMPLATE_TEST_CASE("semantics: a failed wait fails the queue; work submitted bef
   CHECK(refused.error_value().code() == causal::errc::cancelled);
 }
 
+TEMPLATE_TEST_CASE("semantics: an operation whose wait failed fails its signals only once its other "
+                   "waits are met",
+                   "[semantics][failure]", CAUSAL_SEMANTICS_FIXTURES) {
+  // docs/queues.md, "Elision never changes an outcome", without a shortcut:
+  // q's operation waits for x (which fails) and for y, which qa signals
+  // after its s = 1. Failing q's s = 2 as soon as x fails would fail s
+  // before qa's healthy s = 1 arrives, and qd, which needs only qa, with
+  // it; waiting for y first keeps qa's value.
+  TestType f;
+  auto& qa = f.make_queue();
+  auto& q = f.make_queue();
+  auto& qd = f.make_queue();
+  auto& gate = f.make_semaphore();
+  auto& x = f.make_semaphore();
+  auto& y = f.make_semaphore();
+  auto& s = f.make_semaphore();
+  auto& done = f.make_semaphore();
+  REQUIRE(qa.submit({{&gate, 1}}, {{&s, 1}, {&y, 1}}, f.op(1)));
+  REQUIRE(q.submit({{&x, 1}, {&y, 1}}, {{&s, 2}}, f.op(2)));
+  REQUIRE(qd.submit({{&s, 1}}, {{&done, 1}}, f.op(3)));
+  x.fail(causal::error{causal::errc::device_lost, "semantics: x lost"});
+  f.pump();
+  CHECK_FALSE(s.failed());  // y is not met yet
+  REQUIRE(gate.signal(1));
+  CHECK(causal_semantics::host_wait(f, done, 1));
+  CHECK(causal_semantics::host_wait(f, s, 2).code() == causal::errc::device_lost);
+  CHECK(s.value() == 1);
+  CHECK(f.finish().code() == causal::errc::device_lost);
+  const auto log = f.log();
+  CHECK(std::count(log.begin(), log.end(), 1) == 1);
+  CHECK(std::count(log.begin(), log.end(), 3) == 1);
+  CHECK(std::count(log.begin(), log.end(), 2) == 0);
+}
+
+TEMPLATE_TEST_CASE("semantics: a value reached before its semaphore failed stays reached for host waits",
+                   "[semantics][failure][wait]", CAUSAL_SEMANTICS_FIXTURES) {
+  // docs/semaphores.md, "Failure": the failure freezes the payload; a wait
+  // on a value below it succeeds however late it is made.
+  TestType f;
+  auto& q = f.make_queue();
+  auto& s = f.make_semaphore();
+  auto& h = f.make_semaphore();
+  REQUIRE(q.submit({}, {{&s, 1}}, f.op(1)));
+  REQUIRE(causal_semantics::host_wait(f, s, 1));
+  REQUIRE(h.signal(1));
+  const causal::error lost{causal::errc::device_lost, "semantics: failed after reaching 1"};
+  s.fail(lost);
+  h.fail(lost);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (auto* sem : {&s, &h}) {
+    CHECK(sem->wait_until(1, deadline));
+    CHECK(sem->try_wait(1));
+    CHECK(sem->wait_until(2, deadline).code() == causal::errc::device_lost);
+    CHECK(sem->value() == 1);
+  }
+  REQUIRE(f.finish());
+}
+
 TEMPLATE_TEST_CASE("semantics: a host wait past its deadline times out and changes nothing",
                    "[semantics][wait]", CAUSAL_SEMANTICS_FIXTURES) {
   TestType f;

@@ -4,8 +4,9 @@
 // vulkan_adapter: what only the Vulkan adapter does — the leading barrier
 // judged by synchronization validation (with a raw-Vulkan negative
 // control proving the layer catches the same hazard without it), host
-// completion by the waiter thread, device loss, buffers from the
-// death-frontier pool, external semaphores, and bad input.
+// completion by the waiter thread and in a batch's issue order, a held
+// batch the driver refuses, device loss, buffers from the death-frontier
+// pool, external semaphores, and bad input.
 
 #include <causal/adapters/vulkan/buffer_pool.hpp>
 #include <causal/adapters/vulkan/context.hpp>
@@ -358,6 +359,212 @@ TEST_CASE("vulkan: the waiter thread advances host semaphores and the tracker wi
   CHECK(at->frontier.epoch_of(q.axis()) == 3);
   REQUIRE(f.finish());
   CHECK(f.log() == std::vector<int>{1, 2, 3});
+}
+
+namespace batch_order {
+
+/// What a host observer saw of a batch's two semaphores at the moment it
+/// learnt that the batch's operation had completed.
+struct seen {
+  const causal::vulkan::semaphore* first = nullptr;
+  const causal::vulkan::semaphore* last = nullptr;
+  std::atomic<std::uint64_t> first_value{~std::uint64_t{0}};
+  std::atomic<std::uint64_t> last_value{~std::uint64_t{0}};
+
+  void record() noexcept {
+    first_value.store(first->value());
+    last_value.store(last->value());
+  }
+};
+
+void on_timepoint(causal::semaphore_timepoint& tp, causal::status) noexcept {
+  static_cast<seen*>(tp.user_data())->record();
+}
+
+void on_retired(causal::completion_waiter& w, causal::status) noexcept {
+  static_cast<seen*>(w.user_data())->record();
+}
+
+/// Blocks until the device has completed `q`'s epoch `e` and every signal
+/// in `values`, without telling the host (no poll).
+void wait_on_device(causal_vk_test::vk_submit2_polled& f, causal::vulkan::queue& q, std::uint64_t e,
+                    std::initializer_list<std::pair<causal::vulkan::semaphore*, std::uint64_t>> values) {
+  std::vector<VkSemaphore> handles{q.timeline().vk_handle()};
+  std::vector<std::uint64_t> wanted{e};
+  for (const auto& [sem, v] : values) {
+    handles.push_back(sem->vk_handle());
+    wanted.push_back(v);
+  }
+  const VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, nullptr, 0,
+                                 static_cast<std::uint32_t>(handles.size()), handles.data(),
+                                 wanted.data()};
+  REQUIRE(f.device().fn().wait_semaphores(f.device().vk_device(), &info, 20'000'000'000ull) ==
+          VK_SUCCESS);
+}
+
+/// Waits for `s` >= `v` (20 s limit), polling the device and retrying held
+/// batches between slices, as a polled program does.
+causal::status pumped_wait(causal_vk_test::vk_submit2_polled& f, causal::vulkan::semaphore& s,
+                           std::uint64_t v) {
+  const auto deadline = clock_type::now() + std::chrono::seconds(20);
+  for (;;) {
+    f.pump();
+    const causal::status st =
+        s.wait_until(v, std::min(deadline, clock_type::now() + std::chrono::milliseconds(5)));
+    if (st.code() != causal::errc::timeout || clock_type::now() >= deadline) return st;
+  }
+}
+
+}  // namespace batch_order
+
+TEST_CASE("vulkan: the host reaches a batch's signals in issue order and its epoch after them, "
+          "whichever counter a poll reads first",
+          "[vulkan][completion]") {
+  // (axis, e) claims operation e completed with every signal of it reached
+  // (docs/queues.md, "Signals of one operation"): it rides on the batch's
+  // last signal and on the queue's epoch timeline. The device poll walks
+  // its members in the order they were made -- the queue (its timeline),
+  // then `last`, then `first` -- so, reading each counter on its own, it
+  // would reach both carriers of (q, 1) before `first`.
+  causal::completion_tracker tracker;
+  vk_submit2_polled f(&tracker);
+  auto& q = f.make_queue();
+  auto& last = f.make_semaphore();
+  auto& first = f.make_semaphore();
+  batch_order::seen at_last{&first, &last};
+  batch_order::seen at_epoch{&first, &last};
+  batch_order::seen at_retire{&first, &last};
+  causal::semaphore_timepoint last_tp(1, &batch_order::on_timepoint, &at_last);
+  causal::semaphore_timepoint epoch_tp(1, &batch_order::on_timepoint, &at_epoch);
+  causal::frontier need;
+  (void)need.insert_or_raise(q.axis(), 1);
+  causal::completion_waiter retired(need, &batch_order::on_retired, &at_retire);
+  last.add_timepoint(last_tp);
+  q.timeline().add_timepoint(epoch_tp);
+  tracker.add_waiter(retired);
+
+  REQUIRE(q.submit({}, {{&first, 1}, {&last, 1}}, f.op(1)));
+  const auto carried = last.frontier_at(1);
+  REQUIRE(carried);
+  CHECK(carried->frontier.epoch_of(q.axis()) == 1);  // only the last signal carries it
+  batch_order::wait_on_device(f, q, 1, {{&first, 1}, {&last, 1}});
+  CHECK(first.value() == 0);  // nothing polled yet
+  CHECK(last.value() == 0);
+
+  // One poll reaches all of it, in order.
+  REQUIRE(f.device().poll());
+  CHECK(first.value() == 1);
+  CHECK(last.value() == 1);
+  CHECK(q.completed_epoch() == 1);
+  CHECK(tracker.retired_epoch(q.axis()) == 1);
+  for (const batch_order::seen* s : {&at_last, &at_epoch, &at_retire}) {
+    CHECK(s->first_value.load() == 1);
+    CHECK(s->last_value.load() == 1);
+  }
+  REQUIRE(f.finish());
+  CHECK(f.log() == std::vector<int>{1});
+}
+
+TEST_CASE("vulkan: a value the host holds back for its batch's earlier signal is reached once that "
+          "semaphore is destroyed",
+          "[vulkan][completion]") {
+  // The host reaches `second` only after `first` (issued before it in the
+  // batch). The device completed the batch, so destroying `first` unpolled
+  // keeps to its precondition; `second` must then stop waiting for it (and
+  // never read it again).
+  vk_submit2_polled f;
+  auto& q = f.make_queue();
+  auto& second = f.make_semaphore();
+  auto first = std::make_unique<causal::vulkan::semaphore>(f.device(), 0);
+  REQUIRE(first->setup_status());
+  REQUIRE(q.submit({}, {{first.get(), 1}, {&second, 1}}, f.op(1)));
+  batch_order::wait_on_device(f, q, 1, {{first.get(), 1}, {&second, 1}});
+  CHECK(second.value() == 0);
+  first.reset();
+  REQUIRE(f.device().poll());
+  CHECK(second.value() == 1);
+  CHECK(q.completed_epoch() == 1);
+  REQUIRE(f.finish());
+}
+
+TEST_CASE("vulkan: a host signal above a value held back for its batch's earlier signal reaches "
+          "both first",
+          "[vulkan][completion]") {
+  // The device completed the batch; the host has polled nothing. `last`'s
+  // value waits on the host for `first`'s, so the host signal polls the
+  // device before it decides (Vulkan needs the issued value passed).
+  vk_submit2_polled f;
+  auto& q = f.make_queue();
+  auto& last = f.make_semaphore();
+  auto& first = f.make_semaphore();
+  REQUIRE(q.submit({}, {{&first, 1}, {&last, 1}}, f.op(1)));
+  batch_order::wait_on_device(f, q, 1, {{&first, 1}, {&last, 1}});
+  REQUIRE(last.signal(2));
+  CHECK(first.value() == 1);
+  CHECK(last.value() == 2);
+  const auto at1 = last.frontier_at(1);
+  REQUIRE(at1);
+  CHECK(at1->producer == causal::frontier_entry{q.axis(), 1});
+  REQUIRE(f.finish());
+}
+
+namespace refusing_driver {
+
+inline PFN_vkQueueSubmit2 real = nullptr;
+/// A batch that signals this semaphore to this value is refused.
+inline VkSemaphore refused = VK_NULL_HANDLE;
+inline std::uint64_t refused_value = 0;
+
+VKAPI_ATTR VkResult VKAPI_CALL submit2(VkQueue queue, std::uint32_t count, const VkSubmitInfo2* infos,
+                                       VkFence fence) {
+  for (std::uint32_t i = 0; i < count; ++i) {
+    for (std::uint32_t k = 0; k < infos[i].signalSemaphoreInfoCount; ++k) {
+      const VkSemaphoreSubmitInfo& signal = infos[i].pSignalSemaphoreInfos[k];
+      if (signal.semaphore == refused && signal.value == refused_value) return VK_ERROR_OUT_OF_DEVICE_MEMORY;
+    }
+  }
+  return real(queue, count, infos, fence);
+}
+
+}  // namespace refusing_driver
+
+TEST_CASE("vulkan: a held batch the driver refuses fails its signals only once its waits are met",
+          "[vulkan][failure]") {
+  // q's batch waits for y = 1, which qa signals after s = 1 (y is qa's last
+  // signal), and is refused when it is finally sent. Failing its s = 2 at
+  // once would fail s before qa's healthy s = 1 reaches the host
+  // (docs/queues.md, "Elision never changes an outcome").
+  vk_submit2_polled f;
+  REQUIRE(f.device().uses_submit2());
+  auto& qa = f.make_queue();
+  auto& q = f.make_queue();
+  auto& gate = f.make_semaphore();
+  auto& s = f.make_semaphore();
+  auto& y = f.make_semaphore();
+  REQUIRE(qa.submit({{&gate, 1}}, {{&s, 1}, {&y, 1}}, f.op(1)));
+  REQUIRE(q.submit({{&y, 1}}, {{&s, 2}}, f.op(2)));
+  CHECK(q.held_count() == 1);
+  auto& fn = f.device().fn();
+  refusing_driver::real = fn.queue_submit2;
+  refusing_driver::refused = s.vk_handle();
+  refusing_driver::refused_value = 2;
+  fn.queue_submit2 = &refusing_driver::submit2;
+  // qa's batch goes to the driver, then q's is tried and refused.
+  REQUIRE(gate.signal(1));
+  CHECK(q.held_count() == 1);  // dropped only once y = 1 is reached
+  CHECK_FALSE(s.failed());
+  REQUIRE(batch_order::pumped_wait(f, s, 1));
+  CHECK(batch_order::pumped_wait(f, s, 2).code() == causal::errc::resource_exhausted);
+  CHECK(s.value() == 1);
+  CHECK(q.held_count() == 0);
+  CHECK(q.wait_idle(clock_type::now() + std::chrono::seconds(20)).code() ==
+        causal::errc::resource_exhausted);
+  auto refused = q.submit({}, {}, f.op(3));
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error_value().code() == causal::errc::resource_exhausted);
+  fn.queue_submit2 = refusing_driver::real;
+  (void)f.finish();
+  CHECK(f.log() == std::vector<int>{1});
 }
 
 TEST_CASE("vulkan: device loss fails every semaphore, queue, held batch and waiter clearly",

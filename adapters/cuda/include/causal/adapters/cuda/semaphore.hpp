@@ -40,7 +40,9 @@
 // behind it then *runs*, on inputs that were never produced, after its
 // queue has failed its signals. A destroyed semaphore writes it at once:
 // nobody can signal it any more. Either way the word is only reused once
-// every wait on it has been passed (device_context).
+// every wait on it has been passed (device_context). A value reached
+// before the failure stays reached, on the device too: the relay mirrors
+// the payload it froze into the word before it stops.
 //
 // Word writes come from the device (stream signals) and the host (relay,
 // host completion), each monotone on its own side. A host store can land
@@ -256,10 +258,19 @@ class basic_semaphore : public causal::basic_semaphore<Frontier, HistoryDepth, P
   // Called by the owner of the relay node (relay_armed_ is true).
   void arm_relay() noexcept {
     for (;;) {
-      const std::uint64_t payload = this->value();
+      std::uint64_t payload = this->value();
       mirror(payload);
-      if (this->failed()) note_failed_word();  // a failed semaphore never signals
-      if (wanted_.load(std::memory_order_acquire) <= payload || this->failed()) {
+      const bool gone = this->failed();
+      if (gone) {
+        // A value reached before the failure stays reached, for device
+        // waiters too: the payload is frozen once failed, and reading it
+        // after the failure flag's acquire sees a signal that landed
+        // between the first read and the failure.
+        payload = this->value();
+        mirror(payload);
+        note_failed_word();  // a failed semaphore never signals again
+      }
+      if (wanted_.load(std::memory_order_acquire) <= payload || gone) {
         relay_armed_.store(false, std::memory_order_release);
         // A request may have raised wanted_ after the check, seen the relay
         // armed and left: take ownership back if so.
@@ -279,7 +290,9 @@ class basic_semaphore : public causal::basic_semaphore<Frontier, HistoryDepth, P
     auto* self = static_cast<basic_semaphore*>(tp.user_data());
     if (!s) {
       // Failed or destroyed: it will never reach the values device waits
-      // asked for; let queues release them where they must.
+      // asked for; let queues release them where they must. What it
+      // reached before stays reached (the frozen payload).
+      self->mirror(self->value());
       self->note_failed_word();
       self->relay_armed_.store(false, std::memory_order_release);
       return;

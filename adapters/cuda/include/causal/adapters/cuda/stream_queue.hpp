@@ -56,9 +56,10 @@
 // submit, pump, poll and synchronize issue held operations whose waits'
 // signals have been sent since; a wait reached by then is dropped. Every
 // wait is then preceded by its signal in enqueue order, so no hardware
-// queue can deadlock. A held operation whose wait semaphore fails never
-// reaches the stream: it fails with every operation after it (sticky, as
-// below), and the destructor fails what is still held (`cancelled`).
+// queue can deadlock. A held operation whose wait semaphore fails without
+// reaching the value never reaches the stream: it fails with every
+// operation after it (sticky, as below), and the destructor fails what is
+// still held (`cancelled`).
 // set_waits_before_signal(true) restores enqueue-ahead, for streams known
 // to have hardware queues of their own, or waits only the host signals
 // (the relay covers those).
@@ -76,10 +77,27 @@
 // drained leaves it retired, never reused). poll()
 // (from submit, pump, synchronize, or the caller) reads it, reaches each
 // completed operation's signals on the host (device_signal: the frontier
-// recorded at submit), recycles their events, and retires the epoch to the
-// core (and an attached completion_tracker). poll() also notices a waited
-// semaphore that failed: the waiting operation's result is void, so its
-// signals and every later one fail, and the queue fails (sticky).
+// recorded at submit) in the order they were issued, then the progress
+// timeline -- only the last signal carries the operation's own entry
+// (axis, e), which claims every signal of it reached (docs/queues.md,
+// "Signals of one operation") -- recycles their events, and retires the
+// epoch to the core (and an attached completion_tracker). poll() also
+// notices a waited semaphore that failed without reaching the value (a
+// value reached before a failure stays reached): the waiting operation's
+// result is void, so it and every later one fail, and the queue fails
+// (sticky).
+//
+// When a failed operation fails its signals. Not at once: in order, behind
+// every operation of the queue ahead of it (one of them may still reach a
+// lower value of the same semaphore), and only once every wait of it is
+// met or failed -- its device waits and its *guards*, the waits the core
+// elided by dominance (guard_elided_wait), which may stand for a healthy
+// signal still on its way. Failing a semaphore before that signal arrives
+// would fail waiters that the program, with the wait issued, would have
+// run (docs/queues.md, "Elision never changes an outcome"). Until then the
+// operation is *doomed*: never reported complete, its signals untouched;
+// poll() fails them when their turn comes. Teardown, and a stream whose
+// synchronisation fails (the context is gone), fail them at once.
 //
 // Failure and teardown. Work already enqueued behind a device wait cannot
 // be un-enqueued on CUDA: a failed operation's commands stay on the stream,
@@ -121,9 +139,10 @@
 //                every command on the stream has run (a wait on a
 //                semaphore that is never signalled nor failed blocks it).
 // Size:          the core (~10 KiB, mostly the deferral table) plus the
-//                in-flight ring: max_in_flight * ~900 bytes (~57 KiB).
+//                in-flight ring: max_in_flight * ~1.4 KiB (~88 KiB).
 // Configuration: Mode (sync_mode), Semaphore (default cuda::semaphore);
-//                max_in_flight, max_waits_per_op, max_open_waits (static).
+//                max_in_flight, max_waits_per_op, max_guards_per_op,
+//                max_open_waits (static).
 // See also:      docs/queues.md, docs/adapters.md, <causal/queue.hpp>,
 //                <causal/adapters/cuda/semaphore.hpp>,
 //                <causal/adapters/cuda/device.hpp>, adapters/cuda/README.md.
@@ -282,6 +301,8 @@ class stream_backend {
   /// block pool's fence waits issued before it).
   static constexpr std::size_t max_waits_per_op = 24;
   static constexpr std::size_t max_signals_per_op = 16;
+  /// Waits one operation may guard (guard_elided_wait): the core's max_waits.
+  static constexpr std::size_t max_guards_per_op = 16;
 
   /// Uses `stream` when given (not owned), else creates a non-blocking
   /// stream on `dev` (owned). See setup_status().
@@ -340,6 +361,29 @@ class stream_backend {
     return st;
   }
 
+  /// Records a wait the core elided by dominance (the operation does not
+  /// wait for it): should the operation fail without running, its signals
+  /// fail only once `s` reaches `v` or fails (see settle; queue.hpp,
+  /// "Failure"). Waits on one semaphore merge to the highest value. Errors
+  /// as issue_wait (the submission is abandoned: its waits become strays).
+  status guard_elided_wait(Semaphore& s, std::uint64_t v) noexcept {
+    status st = failure_;
+    if (st && !s.try_wait(v)) {
+      std::size_t i = 0;
+      while (i < staged_guard_count_ && staged_guards_[i].semaphore != &s) ++i;
+      if (i < staged_guard_count_) {
+        if (staged_guards_[i].value < v) staged_guards_[i].value = v;
+      } else if (staged_guard_count_ == max_guards_per_op) {
+        st = status{error{errc::resource_exhausted, "stream queue: max_guards_per_op elided waits",
+                          max_guards_per_op}};
+      } else {
+        staged_guards_[staged_guard_count_++] = guard_record{&s, v};
+      }
+    }
+    if (!st) orphan_staged();
+    return st;
+  }
+
   status issue_wait_impl(Semaphore& s, std::uint64_t v) noexcept {
     if (!failure_) return failure_;
     if (staged_count_ == max_waits_per_op) {
@@ -389,9 +433,13 @@ class stream_backend {
   }
 
   status execute(const stream_operation& op, std::uint64_t epoch) noexcept {
-    if (!failure_) return failure_;
+    if (!failure_) {
+      orphan_staged();  // the core abandons the submission
+      return failure_;
+    }
     if (in_flight_ == max_in_flight) (void)poll();
     if (in_flight_ == max_in_flight) {
+      orphan_staged();
       return status{error{errc::resource_exhausted,
                           "stream queue: max_in_flight operations outstanding (poll or "
                           "synchronize)",
@@ -452,62 +500,71 @@ class stream_backend {
   //===-- completion ------------------------------------------------------===//
 
   /// Reaches the signals of every operation the host function reported
-  /// complete, recycles their events, detects operations stuck behind a
-  /// failed semaphore; returns the highest completed epoch.
+  /// complete, in order (each operation's in the order they were issued,
+  /// then the progress timeline), recycles their events, detects
+  /// operations stuck behind a failed semaphore and fails the signals of
+  /// doomed ones whose turn has come (settle); returns the highest epoch
+  /// completed without failure.
   std::uint64_t poll() noexcept {
     resume();
     const std::uint64_t done = finished_epoch();
-    // A held operation that failed never reached the stream: it leaves the
-    // ring once everything before it has.
-    while (in_flight_ != 0 &&
-           (ring_[head_].epoch <= done || (ring_[head_].held && ring_[head_].failed))) {
-      slot& sl = ring_[head_];
-      if (sl.held) {
-        sl.held = false;
-        --held_count_;
-      }
-      // An operation whose wait was released by its semaphore's failure
-      // ran on inputs never produced: fail it (and every later one).
-      if (!sl.failed) {
-        if (std::optional<error> f = released_wait(sl); f) fail_in_flight(*f);
-      }
-      if (!sl.failed) {
-        for (std::size_t i = 0; i < sl.signal_count; ++i) {
-          Semaphore& s = *sl.signals[i].semaphore;
-          const std::uint64_t v = sl.signals[i].value;
-          s.mirror(v);  // host signalling: this *is* the signal on the word
-          (void)s.device_signal(v);
-          if (Mode == sync_mode::events || host_signalling_) (void)s.release_events_through(v, this);
+    for (;;) {
+      while (in_flight_ != 0) {
+        slot& sl = ring_[head_];
+        if (!sl.doomed) {
+          if (sl.held || sl.epoch > done) break;
+          // Its wait was released by its semaphore's failure: it ran on
+          // inputs never produced. It fails, and every later one.
+          if (std::optional<error> f = released_wait(sl); f) {
+            doom_from(0, *f);
+            break;
+          }
+          // Every signal, in issue order: only the last carries (axis, e),
+          // which claims them all reached (docs/queues.md, "Signals of one
+          // operation"); then the progress timeline, which claims e too.
+          for (std::size_t i = 0; i < sl.signal_count; ++i) {
+            Semaphore& s = *sl.signals[i].semaphore;
+            const std::uint64_t v = sl.signals[i].value;
+            s.mirror(v);  // host signalling: this *is* the signal on the word
+            (void)s.device_signal(v);
+            if (Mode == sync_mode::events || host_signalling_) (void)s.release_events_through(v, this);
+          }
+          if (progress_ != nullptr) {
+            progress_->mirror(sl.epoch);
+            (void)progress_->device_signal(sl.epoch);
+          }
+          good_epoch_ = sl.epoch;
+        } else if (!sl.failed) {
+          break;  // its signals fail in turn (settle)
+        } else if (!sl.held && sl.epoch > done) {
+          break;  // failed, but its commands are still on the stream
         }
-        if (progress_ != nullptr) {
-          progress_->mirror(sl.epoch);
-          (void)progress_->device_signal(sl.epoch);
+        // Gone: it never reached the stream, or the stream has passed it
+        // and its device waits.
+        if (sl.held) {
+          sl.held = false;
+          --held_count_;
         }
-        good_epoch_ = sl.epoch;
+        for (std::size_t i = 0; i < sl.wait_count; ++i) dev_->device_wait_passed(sl.waits[i].word);
+        for (std::size_t i = 0; i < sl.stray_count; ++i) dev_->device_wait_passed(sl.strays[i]);
+        strays_outstanding_ -= sl.stray_count;
+        sl.wait_count = 0;
+        sl.stray_count = 0;
+        sl.guard_count = 0;
+        head_ = (head_ + 1) % max_in_flight;
+        --in_flight_;
       }
-      // The stream has passed this operation's device waits.
-      for (std::size_t i = 0; i < sl.wait_count; ++i) dev_->device_wait_passed(sl.waits[i].word);
-      for (std::size_t i = 0; i < sl.stray_count; ++i) dev_->device_wait_passed(sl.strays[i]);
-      strays_outstanding_ -= sl.stray_count;
-      sl.wait_count = 0;
-      sl.stray_count = 0;
-      head_ = (head_ + 1) % max_in_flight;
-      --in_flight_;
+      if (in_flight_ != 0 && !ring_[head_].doomed) {
+        // The oldest unfinished operation waits on the device for a
+        // semaphore that failed without reaching the value: its result is
+        // void. It fails, and all after it (they stay in the ring until
+        // the stream passes them).
+        if (std::optional<error> f = failed_wait(ring_[head_]); f) doom_from(0, *f);
+      }
+      if (!settle(/*closing=*/false)) break;  // failed some: they may leave now
     }
     if (failure_) good_epoch_ = done > good_epoch_ ? done : good_epoch_;
     release_failed_strays();
-    if (in_flight_ != 0 && failure_ && !ring_[head_].failed) {
-      // The oldest unfinished operation waits on the device for a
-      // semaphore that failed: its result is void. Fail it and all after
-      // it (they stay in the ring until the stream passes them).
-      const slot& sl = ring_[head_];
-      for (std::size_t i = 0; i < sl.wait_count; ++i) {
-        if (auto f = sl.waits[i].semaphore->failure(); f) {
-          fail_in_flight(*f);
-          break;
-        }
-      }
-    }
     // Epochs completed without failure: a failed operation (and every one
     // after it) is never reported complete, even once its stream ran it.
     return good_epoch_;
@@ -527,9 +584,10 @@ class stream_backend {
   status drain() noexcept {
     if (stream_ == nullptr) return failure_;
     (void)poll();
-    // Held operations are dropped, never issued: their signals fail.
+    // Held operations are dropped, never issued: their signals fail (after
+    // the operations ahead of them complete, below).
     if (held_count_ != 0) {
-      fail_from(in_flight_ - held_count_,
+      doom_from(in_flight_ - held_count_,
                 error{errc::cancelled,
                       "stream queue: destroyed while holding an operation whose waits' signals "
                       "were not sent"});
@@ -539,13 +597,14 @@ class stream_backend {
     // Then what had not completed may run on inputs that were never
     // produced, through a semaphore not yet known failed: fail it.
     if (dev_->release_failed_words() != 0 && in_flight_ != 0) {
-      fail_in_flight(error{errc::cancelled,
-                           "stream queue: destroyed while device waits on a failed semaphore were "
-                           "let through; its unfinished operations may have run on missing inputs"});
+      doom_from(0, error{errc::cancelled,
+                         "stream queue: destroyed while device waits on a failed semaphore were "
+                         "let through; its unfinished operations may have run on missing inputs"});
     }
     stream_idle_ = false;
     if (status s = to_status(drv().stream_synchronize(stream_), "cudaStreamSynchronize"); !s) {
-      fail_in_flight(s.error_value());
+      doom_from(0, s.error_value());
+      (void)settle(/*closing=*/true);
       return s;
     }
     stream_idle_ = true;
@@ -559,6 +618,8 @@ class stream_backend {
       }
     }
     (void)poll();
+    // Closing: what is left fails now, without waiting for its waits.
+    if (settle(/*closing=*/true)) (void)poll();
     for (std::size_t i = 0; i < stray_count_; ++i) dev_->device_wait_passed(strays_[i]);
     strays_outstanding_ -= stray_count_;
     stray_count_ = 0;
@@ -569,22 +630,27 @@ class stream_backend {
   /// block (its stream may be stuck on a failed semaphore for good, see
   /// the file comment); the destructor drains it. Neither does a queue with
   /// an unfinished operation waiting on a failed semaphore: that operation
-  /// and every later one fail first (the earlier ones stay in flight).
+  /// and every later one fail (the earlier ones stay in flight), each
+  /// failing its signals in turn, as settle() says.
   status synchronize() noexcept {
     (void)poll();
     for (std::size_t k = 0; failure_ && k < in_flight_; ++k) {
-      const slot& sl = ring_[(head_ + k) % max_in_flight];
-      for (std::size_t i = 0; i < sl.wait_count; ++i) {
-        if (auto f = sl.waits[i].semaphore->failure(); f) {
-          fail_from(k, *f);
-          break;
-        }
+      if (std::optional<error> f = failed_wait(ring_[(head_ + k) % max_in_flight]); f) {
+        doom_from(k, *f);
+        (void)poll();  // settles what may fail now
+        break;
       }
     }
     if (!failure_) return failure_;
     release_failed_strays();
     if (status s = to_status(drv().stream_synchronize(stream_), "cudaStreamSynchronize"); !s) {
-      fail_in_flight(s.error_value());
+      // A sticky error: the context is gone, so nothing on this stream (or
+      // any other of the device) will run or signal again -- no healthy
+      // signal is on its way for a failure to overtake. Fail it all now,
+      // as Vulkan's device loss fails every semaphore at once.
+      doom_from(0, s.error_value());
+      (void)settle(/*closing=*/true);
+      (void)poll();
       return s;
     }
     (void)poll();
@@ -659,18 +725,26 @@ class stream_backend {
     std::uint32_t word = no_word;  ///< the word a wait-value reads, or no_word
     bool pending = false;          ///< held: not enqueued yet (memory-ops mode)
   };
+  /// A wait the core elided by dominance (guard_elided_wait).
+  struct guard_record {
+    Semaphore* semaphore = nullptr;
+    std::uint64_t value = 0;
+  };
   struct slot {
     stream_backend* owner = nullptr;
     std::uint64_t epoch = 0;
+    bool doomed = false;  ///< will never complete: its signals fail in turn (settle)
     bool failed = false;  ///< signals already failed; waiting for the stream to pass it
     bool held = false;    ///< on the host: nothing of it enqueued yet
     stream_operation op{};  ///< kept while held
     std::size_t wait_count = 0;
     std::size_t stray_count = 0;
     std::size_t signal_count = 0;
+    std::size_t guard_count = 0;
     std::array<wait_record, max_waits_per_op> waits{};
     std::array<std::uint32_t, max_waits_per_op> strays{};  ///< words of failed submissions' waits
     std::array<wait_record, max_signals_per_op> signals{};
+    std::array<guard_record, max_guards_per_op> guards{};  ///< waited for only by a failure
   };
 
   // The host function: one release store, no runtime call, no blocking.
@@ -707,10 +781,14 @@ class stream_backend {
   slot& claim_slot(std::uint64_t epoch, bool held) noexcept {
     slot& sl = ring_[(head_ + in_flight_) % max_in_flight];
     sl.epoch = epoch;
+    sl.doomed = false;
     sl.failed = false;
     sl.held = held;
     sl.wait_count = staged_count_;
     for (std::size_t i = 0; i < staged_count_; ++i) sl.waits[i] = staged_[i];
+    sl.guard_count = staged_guard_count_;
+    for (std::size_t i = 0; i < staged_guard_count_; ++i) sl.guards[i] = staged_guards_[i];
+    staged_guard_count_ = 0;
     sl.stray_count = stray_count_;
     for (std::size_t i = 0; i < stray_count_; ++i) sl.strays[i] = strays_[i];
     stray_count_ = 0;
@@ -865,59 +943,99 @@ class stream_backend {
   }
 
   // Issues held operations in order while their waits' signals have been
-  // sent. One whose wait semaphore failed, or whose issue fails, fails
-  // with every one after it (and the queue); held, they never reach the
-  // stream and leave the ring through poll().
+  // sent. One whose wait semaphore failed below the value, or whose issue
+  // fails, fails with every one after it (and the queue); held, they never
+  // reach the stream and leave the ring through poll() once settled.
   void resume() noexcept {
     while (held_count_ != 0 && failure_) {
       const std::size_t k = in_flight_ - held_count_;
       slot& sl = ring_[(head_ + k) % max_in_flight];
       for (std::size_t i = 0; i < sl.wait_count; ++i) {
         if (!sl.waits[i].pending) continue;
-        if (auto f = sl.waits[i].semaphore->failure(); f) {
-          fail_from(k, *f);
+        if (auto f = causal::detail::failure_below(*sl.waits[i].semaphore, sl.waits[i].value); f) {
+          doom_from(k, *f);
           return;
         }
       }
       if (!sendable(sl)) return;
       if (status s = issue_held(sl, /*with_completion=*/true); !s) {
-        fail_from(k, s.error_value());
+        doom_from(k, s.error_value());
         return;
       }
     }
   }
 
-  // Fails the signals of every operation not yet seen complete, and the
-  // queue. The slots stay until the stream passes them (poll or drain):
-  // their device waits are still commands on the stream.
-  void fail_in_flight(const error& e) noexcept { fail_from(0, e); }
+  // Fails the queue with `e` (the first error sticks) and dooms the k-th
+  // unfinished operation and every later one: none of them will complete.
+  // Their signals fail in turn (settle), not here. The slots stay until
+  // the stream passes them (poll or drain): their device waits are still
+  // commands on the stream.
+  void doom_from(std::size_t first, const error& e) noexcept {
+    for (std::size_t k = first; k < in_flight_; ++k) ring_[(head_ + k) % max_in_flight].doomed = true;
+    if (failure_) failure_ = status{e};
+  }
 
-  // The same from the k-th unfinished operation on (earlier ones stay).
-  void fail_from(std::size_t first, const error& e) noexcept {
-    for (std::size_t k = first; k < in_flight_; ++k) {
+  // Fails the signals of doomed operations whose turn has come: in order,
+  // behind every operation ahead of it (an earlier operation of this queue
+  // may still reach a lower value of the same semaphore), and once every
+  // wait of it, device waits and guards (waits the core elided), is met or
+  // failed -- never before: an elided wait may stand for a healthy signal
+  // on its way, and failing a semaphore before that signal arrives would
+  // change what the program observes (queue.hpp, "Failure"). `closing`
+  // (teardown) fails every doomed operation at once. Returns true when it
+  // failed any.
+  bool settle(bool closing) noexcept {
+    bool any = false;
+    for (std::size_t k = 0; k < in_flight_; ++k) {
       slot& sl = ring_[(head_ + k) % max_in_flight];
       if (sl.failed) continue;
+      if (!sl.doomed || (!closing && !waits_over(sl))) {
+        if (closing) continue;
+        break;
+      }
       sl.failed = true;
+      any = true;
+      const error e = failure_ ? error{errc::cancelled, "stream queue: closed"} : failure_.error_value();
       for (std::size_t i = 0; i < sl.signal_count; ++i) {
         (void)sl.signals[i].semaphore->fail(e);
         if (Mode == sync_mode::events || host_signalling_) {
           (void)sl.signals[i].semaphore->release_events_through(~std::uint64_t{0}, this);
         }
       }
+      if (progress_ != nullptr) (void)progress_->fail(e);
     }
-    if (progress_ != nullptr) (void)progress_->fail(e);
-    if (failure_) failure_ = status{e};
+    return any;
+  }
+
+  // True when every wait of `sl`, device waits and guards, is met on the
+  // host or its semaphore failed (then below the value: a value reached
+  // before a failure stays reached).
+  static bool waits_over(const slot& sl) noexcept {
+    const auto over = [](const Semaphore& s, std::uint64_t v) noexcept {
+      return s.value() >= v || s.failed();
+    };
+    for (std::size_t i = 0; i < sl.wait_count; ++i) {
+      if (!over(*sl.waits[i].semaphore, sl.waits[i].value)) return false;
+    }
+    for (std::size_t i = 0; i < sl.guard_count; ++i) {
+      if (!over(*sl.guards[i].semaphore, sl.guards[i].value)) return false;
+    }
+    return true;
+  }
+
+  // The failure of a semaphore one of `sl`'s waits is on that failed
+  // without reaching the value (a value reached before a failure stays
+  // reached: its wait goes through), if any.
+  static std::optional<error> failed_wait(const slot& sl) noexcept {
+    for (std::size_t i = 0; i < sl.wait_count; ++i) {
+      if (auto f = causal::detail::failure_below(*sl.waits[i].semaphore, sl.waits[i].value); f) return f;
+    }
+    return std::nullopt;
   }
 
   // The failure of a semaphore one of `sl`'s own waits was released by
   // (failed before reaching the value waited for), if any.
-  std::optional<error> released_wait(const slot& sl) const noexcept {
-    for (std::size_t i = 0; i < sl.wait_count; ++i) {
-      const Semaphore& s = *sl.waits[i].semaphore;
-      if (auto f = s.failure(); f && s.value() < sl.waits[i].value) return *f;
-    }
-    return std::nullopt;
-  }
+  std::optional<error> released_wait(const slot& sl) const noexcept { return failed_wait(sl); }
 
   // A stray wait (of a failed submission) whose semaphore failed blocks
   // later operations for nothing: let it through. Strays are only ever in
@@ -932,8 +1050,9 @@ class stream_backend {
   }
 
   // The submission being built failed after some of its waits were
-  // enqueued: keep them as strays (see issue_wait).
+  // enqueued: keep them as strays (see issue_wait); its guards go.
   void orphan_staged() noexcept {
+    staged_guard_count_ = 0;
     for (std::size_t i = 0; i < staged_count_; ++i) {
       if (staged_[i].word == no_word) continue;
       if (stray_count_ == strays_.size()) {
@@ -978,6 +1097,8 @@ class stream_backend {
   counters counters_{};
   std::size_t staged_count_ = 0;
   std::array<wait_record, max_waits_per_op> staged_{};
+  std::size_t staged_guard_count_ = 0;
+  std::array<guard_record, max_guards_per_op> staged_guards_{};
   std::size_t stray_count_ = 0;
   std::array<std::uint32_t, max_waits_per_op> strays_{};
   std::size_t strays_outstanding_ = 0;  // in strays_ and in the ring
@@ -1002,6 +1123,8 @@ class basic_stream_queue {
   using signal_type = typename core_type::signal_type;
   using operation_type = stream_operation;
   static constexpr sync_mode mode = Mode;
+  static_assert(backend_type::max_guards_per_op >= core_type::max_waits,
+                "stream_backend::max_guards_per_op must cover every wait of a submission");
 
   /// A queue with axis `a` (from an axis_allocator) on a new stream of
   /// `dev`, or on `stream` when given (not owned). See setup_status().

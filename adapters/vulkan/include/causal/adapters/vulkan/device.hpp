@@ -13,7 +13,10 @@
 // can, without knowing their types:
 //   - poll: read each device timeline counter and advance the host half
 //     (host semaphores reach their values with the recorded frontiers;
-//     queues retire epochs into the completion tracker);
+//     queues retire epochs into the completion tracker). The signals of one
+//     batch are reached in issue order, its epoch after them (a value waits
+//     for its batch's earlier signal: <causal/adapters/vulkan/semaphore.hpp>),
+//     so a pass repeats while it held a value back and moved another;
 //   - kick: retry submissions a queue holds on the host (a wait whose signal
 //     is not submitted yet; see <causal/adapters/vulkan/queue.hpp>);
 //   - lose: after VK_ERROR_DEVICE_LOST from any call, fail every semaphore
@@ -170,6 +173,22 @@ class device;
 
 namespace detail {
 
+/// How many polls on this thread are reaching host semaphores with a lock
+/// held -- the member lock (device::poll) or a semaphore's own -- so that
+/// timepoint callbacks run inside them. A host signal made from such a
+/// callback must not poll the device again (it would take those locks a
+/// second time); see vulkan::semaphore::signal.
+inline thread_local int polls_on_this_thread = 0;
+
+/// Counts one poll on this thread for its scope.
+class poll_scope {
+ public:
+  poll_scope() noexcept { ++polls_on_this_thread; }
+  poll_scope(const poll_scope&) = delete;
+  poll_scope& operator=(const poll_scope&) = delete;
+  ~poll_scope() { --polls_on_this_thread; }
+};
+
 /// A device's view of one semaphore or queue made on it: type-erased by
 /// function pointers set once at construction (never virtual).
 struct device_member
@@ -184,6 +203,9 @@ struct device_member
   void (*kick)(device_member&) noexcept = nullptr;
   /// The lowest unreached value the waiter thread should wait for, if any.
   bool (*next_wait)(device_member&, VkSemaphore&, std::uint64_t&) noexcept = nullptr;
+  /// Forgets every gate on the semaphore passed (being destroyed): values
+  /// issued after its signal in a batch stop waiting for it (may be null).
+  void (*forget_gate)(device_member&, const void*) noexcept = nullptr;
   /// True for external semaphores: values appear without a submission we
   /// made, so the waiter polls them on a timer. (Set by any thread: relaxed,
   /// a late read only delays the next poll by one idle sleep.)
@@ -330,15 +352,28 @@ class device {
 
   //===-- completion ------------------------------------------------------===//
 
-  /// Reads every member's device counter once and advances the host side
+  /// Reads every member's device counter and advances the host side
   /// (semaphore values with their frontiers, queue epochs, the tracker);
-  /// then retries held submissions if anything moved. Returns the device
-  /// loss error, if any. Never allocates.
+  /// then retries held submissions if anything moved. A pass that held a
+  /// value back for its batch's earlier signal (see
+  /// <causal/adapters/vulkan/semaphore.hpp>) and moved something else is
+  /// repeated, so one call reaches everything the device has completed.
+  /// Returns the device loss error, if any. Never allocates.
   status poll() noexcept {
     bool moved = false;
     {
       std::lock_guard lock(members_mutex_);
-      for (detail::device_member& m : members_) moved = m.poll(m) || moved;
+      const detail::poll_scope scope;
+      for (;;) {
+        // relaxed: a counter compared with itself; the hold-backs of this
+        // pass are this thread's own (one by another thread, a semaphore's
+        // own poll, costs at most one more pass).
+        const std::uint64_t held_before = held_back_.load(std::memory_order_relaxed);
+        bool pass = false;
+        for (detail::device_member& m : members_) pass = m.poll(m) || pass;
+        moved = moved || pass;
+        if (!pass || held_back_.load(std::memory_order_relaxed) == held_before) break;
+      }
     }
     if (moved) kick_all();
     if (auto e = lost(); e) return *e;
@@ -425,6 +460,21 @@ class device {
       std::lock_guard wait_lock(wait_mutex_);
     }
   }
+
+  /// Called by a semaphore being destroyed: every member forgets the gates
+  /// on it (values issued after its signal in a batch; see
+  /// <causal/adapters/vulkan/semaphore.hpp>), under the member lock, so no
+  /// poll and no choice of the waiter thread reads it from then on.
+  void forget_gate(const void* gone) noexcept {
+    std::lock_guard lock(members_mutex_);
+    for (detail::device_member& m : members_) {
+      if (m.forget_gate != nullptr) m.forget_gate(m, gone);
+    }
+  }
+
+  /// Counts a value a poll held back for its batch's earlier signal
+  /// (device::poll repeats a pass that did).
+  void note_held_back() noexcept { held_back_.fetch_add(1, std::memory_order_relaxed); }
 
   /// Retries every queue's held submissions (try-lock based: never blocks
   /// on a queue another thread is using; that thread retries instead).
@@ -679,6 +729,8 @@ class device {
   std::atomic<bool> lost_{false};
   error lost_error_{};
   std::atomic<int> held_{0};
+  /// Values polls held back for their batch's earlier signal (ever).
+  std::atomic<std::uint64_t> held_back_{0};
 
   // Lock order: wait_mutex_ -> members_mutex_. Queue locks
   // are only try-locked under members_mutex_ (kick).

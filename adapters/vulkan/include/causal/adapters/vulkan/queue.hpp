@@ -38,21 +38,36 @@
 // sees a value move (`device::kick_all`).
 //
 // Failure is sticky, as on the CPU queue and a CUDA stream. If a semaphore a
-// held batch waits for fails, the batch is dropped (never sent): its
-// signals' semaphores get the failure, so do those of every batch held
-// behind it, and every later submit is refused with that error. The epoch
-// timeline is never signalled past the last batch sent: once the device has
-// completed that batch (every epoch before the failure retires normally),
-// the timeline and the queue's tracker axis fail with the error. Running
-// later batches instead would let their frontiers, which carry this queue's
-// axis, claim the dropped operation, and a consumer could elide its wait on
-// the failed value and run on data that was never produced (docs/queues.md).
+// held batch waits for fails without reaching the value (a value reached
+// before the failure stays reached), the batch is dropped (never sent):
+// its signals' semaphores get the failure, so do those of every batch held
+// behind it, and from then on every submit is refused with that error. A
+// dropped batch fails its signals no earlier than every wait of it is met
+// or failed -- its device waits and its *guards*, the waits the core
+// elided by dominance (guard_elided_wait) -- and never before a batch ahead
+// of it: an elided wait may stand for a healthy signal still on its way,
+// and failing a semaphore before that signal arrives would fail waiters
+// that the program, with the wait issued, would have run (docs/queues.md,
+// "Elision never changes an outcome"). A batch the driver refuses
+// (vkQueueSubmit fails after it was held) is dropped the same way. The
+// epoch timeline is never signalled past the last batch sent: once the
+// device has completed that batch (every epoch before the failure retires
+// normally), the timeline and the queue's tracker axis fail with the
+// error. Running later batches instead would let their frontiers, which
+// carry this queue's axis, claim the dropped operation, and a consumer
+// could elide its wait on the failed value and run on data that was never
+// produced (docs/queues.md).
 //
 // Completion. Every batch signals the queue's own timeline semaphore with its
-// epoch. device::poll() (or the waiter thread) reads it, reaches the timeline
-// (carrying the producer entry (axis, e), which proves the queue's whole
-// past) and retires the epoch into the queue and the device's completion
-// tracker.
+// epoch, last. device::poll() (or the waiter thread) reads it, reaches the
+// timeline (carrying the producer entry (axis, e), which proves the queue's
+// whole past) and retires the epoch into the queue and the device's
+// completion tracker -- but only once the host has reached every signal of
+// the batch: each batch with signals notes its epoch on the timeline gated
+// on its last signal, and that signal on the one before it
+// (<causal/adapters/vulkan/semaphore.hpp>, "Signals of one batch"). So no
+// host observer learns (axis, e) before every signal of e is reached on
+// the host, whichever counter a poll reads first.
 //
 // Thread safety: submit, pump, with_core and the observers may be called
 //                from any thread; an internal mutex serialises them (kicks
@@ -71,11 +86,12 @@
 //                fails the queue with `timeout` and leaves them pending;
 //                see ~queue).
 // Size:          sizeof(basic_queue<frontier, backend>) (~6 KiB) plus the
-//                backend: (inline_held + 1) batches of ~1.3 KiB, and more
+//                backend: (inline_held + 1) batches of ~1.6 KiB, and more
 //                on the heap once more batches were held at once.
 // Configuration: device_options::queue_teardown_timeout (10 s),
 //                command_list::capacity (8 command buffers per operation),
 //                backend::max_waits (32 device waits per batch),
+//                backend::max_guards (16 elided waits per batch),
 //                backend::inline_held (16 batches held without allocating).
 // See also:      docs/queues.md and docs/adapters.md, <causal/queue.hpp>,
 //                <causal/adapters/vulkan/device.hpp>,
@@ -163,6 +179,8 @@ class backend {
   static constexpr std::size_t max_waits = 32;
   /// Signals one batch can carry: the core's limit plus the epoch timeline.
   static constexpr std::size_t max_signals = 17;
+  /// Waits one batch can guard (guard_elided_wait): the core's max_waits.
+  static constexpr std::size_t max_guards = 16;
   /// Batches a queue holds on the host without allocating; more grow the
   /// table (any number may be held).
   static constexpr std::size_t inline_held = 16;
@@ -201,6 +219,7 @@ class backend {
       }
     }
     if (b.wait_count == max_waits) {
+      b.guard_count = 0;  // the core abandons this submission
       return error{errc::resource_exhausted, "vulkan backend: max_waits device waits in one batch",
                    max_waits};
     }
@@ -208,6 +227,29 @@ class backend {
     b.wait_handles[b.wait_count] = s.vk_handle();
     b.wait_values[b.wait_count] = v;
     ++b.wait_count;
+    return status{};
+  }
+
+  /// Records a wait the core elided by dominance: the batch does not wait
+  /// for it, but should it be dropped, its signals fail only once `s`
+  /// reaches `v` or fails (file comment, "Failure"). Waits on one
+  /// semaphore merge to the highest value.
+  status guard_elided_wait(semaphore_type& s, std::uint64_t v) noexcept {
+    batch& b = next_;
+    for (std::size_t i = 0; i < b.guard_count; ++i) {
+      if (b.guard_sems[i] == &s) {
+        if (b.guard_values[i] < v) b.guard_values[i] = v;
+        return status{};
+      }
+    }
+    if (b.guard_count == max_guards) {
+      b.guard_count = 0;  // the core abandons this submission
+      return error{errc::resource_exhausted, "vulkan backend: max_guards elided waits in one batch",
+                   max_guards};
+    }
+    b.guard_sems[b.guard_count] = &s;
+    b.guard_values[b.guard_count] = v;
+    ++b.guard_count;
     return status{};
   }
 
@@ -221,8 +263,12 @@ class backend {
       // that skipped make_held_room() gets here.
       s = make_held_room();
     }
+    // Room for this epoch on the timeline's table of gated epochs (flush),
+    // before anything is issued.
+    if (s) s = timeline_.make_issue_room();
     if (!s) {
       next_.wait_count = 0;
+      next_.guard_count = 0;
       return s;
     }
     next_.op = op;
@@ -230,12 +276,17 @@ class backend {
     return status{};
   }
 
+  /// Adds a signal to the batch. The host reaches it only after the signal
+  /// issued before it (its gate; see the file comment, "Completion").
   status issue_signal(semaphore_type& s, std::uint64_t v) noexcept {
     if (&s.owner() != device_) {
       return error{errc::invalid_argument, "vulkan backend: signal of a semaphore of another device"};
     }
-    if (status n = s.note_issued(v); !n) return n;
-    add_signal(next_, s, v);
+    batch& b = next_;
+    const semaphore_type* gate = b.signal_count == 0 ? nullptr : b.signal_sems[b.signal_count - 1];
+    const std::uint64_t gate_value = b.signal_count == 0 ? 0 : b.signal_values[b.signal_count - 1];
+    if (status n = s.note_issued(v, gate, gate_value); !n) return n;
+    add_signal(b, s, v);
     return status{};
   }
 
@@ -246,6 +297,14 @@ class backend {
     // The epoch timeline is not announced on its host half (that would
     // cost a frontier copy per submit): polls reach it with the producer
     // entry alone, which proves the queue's whole past (FIFO, docs/frontiers.md).
+    // A batch with signals notes its epoch gated on the last of them, so
+    // the host reaches the epoch only after every signal (file comment,
+    // "Completion"). execute() made the room, and only this queue notes
+    // epochs on its timeline: this cannot fail.
+    if (b.signal_count != 0) {
+      (void)timeline_.note_issued(b.epoch, b.signal_sems[b.signal_count - 1],
+                                  b.signal_values[b.signal_count - 1]);
+    }
     add_signal(b, timeline_, b.epoch);
     status out;
     if (held_.empty() && sendable(b)) {
@@ -254,29 +313,39 @@ class backend {
       held_.push_back() = b;  // room made before execute
     }
     b.wait_count = 0;
+    b.guard_count = 0;
     b.signal_count = 0;
     return out;
   }
 
   //===-- held batches --------------------------------------------------------===//
 
-  /// Sends held batches in order while their waits' signals have been sent;
-  /// a batch whose wait semaphore failed fails the queue (see the file
-  /// comment) and is dropped, and so is everything held behind it.
-  /// Returns true when any batch left the table.
+  /// Sends held batches in order while their waits' signals have been sent.
+  /// A batch whose wait semaphore failed below the value fails the queue
+  /// (see the file comment) and is dropped, and so is everything held
+  /// behind it -- each in turn, once every wait of it, issued or guarded,
+  /// is met or failed. Returns true when any batch left the table.
   bool resume() noexcept {
     bool progressed = false;
     while (!held_.empty()) {
       batch& b = held_.front();
+      std::optional<error> e;
       if (!broken_) {
-        drop(b, broken_.error_value());
-      } else if (const auto e = failed_wait(b); e) {
+        e = broken_.error_value();
+      } else {
+        e = failed_wait(b);
+      }
+      if (e) {
+        // Never before its waits are over: one the core elided may stand
+        // for a healthy signal on its way, which failing the batch's
+        // signals now could overtake (file comment, "Failure").
+        if (!waits_over(b)) break;
         stick(*e);
-        drop(b, *e);
+        drop(b, broken_.error_value());
       } else if (!sendable(b)) {
         break;
-      } else {
-        (void)send(b);
+      } else if (!send(b)) {
+        continue;  // refused: the queue failed (stick); dropped in turn
       }
       held_.pop_front();
       progressed = true;
@@ -293,8 +362,8 @@ class backend {
     device_->abandon(handle, sent_epoch(), std::exchange(pool_, VK_NULL_HANDLE));
   }
 
-  /// Drops every held batch with `e` and fails the queue with it (queue
-  /// teardown).
+  /// Drops every held batch with `e` at once, without waiting for its
+  /// waits, and fails the queue with it (queue teardown).
   void drop_all(const error& e) noexcept {
     if (!held_.empty()) stick(e);
     while (!held_.empty()) {
@@ -351,7 +420,11 @@ class backend {
     command_list op{};
     std::uint64_t epoch = 0;
     std::size_t wait_count = 0;
+    std::size_t guard_count = 0;
     std::size_t signal_count = 0;
+    /// Waits elided by dominance: not sent, only waited for on a drop.
+    std::array<semaphore_type*, max_guards> guard_sems{};
+    std::array<std::uint64_t, max_guards> guard_values{};
     std::array<semaphore_type*, max_waits> wait_sems{};
     std::array<VkSemaphore, max_waits> wait_handles{};
     std::array<std::uint64_t, max_waits> wait_values{};
@@ -378,11 +451,28 @@ class backend {
     return true;
   }
 
+  /// The failure of a semaphore the batch waits for that failed below the
+  /// value (a value reached before the failure stays reached), if any.
   static std::optional<error> failed_wait(const batch& b) noexcept {
     for (std::size_t i = 0; i < b.wait_count; ++i) {
-      if (auto e = b.wait_sems[i]->failure(); e) return e;
+      if (auto e = causal::detail::failure_below(*b.wait_sems[i], b.wait_values[i]); e) return e;
     }
     return std::nullopt;
+  }
+
+  /// True when every wait of the batch, device waits and guards, is met on
+  /// the host (a poll reached the value) or its semaphore failed below it.
+  static bool waits_over(const batch& b) noexcept {
+    const auto over = [](const semaphore_type& s, std::uint64_t v) noexcept {
+      return s.value() >= v || s.failed();
+    };
+    for (std::size_t i = 0; i < b.wait_count; ++i) {
+      if (!over(*b.wait_sems[i], b.wait_values[i])) return false;
+    }
+    for (std::size_t i = 0; i < b.guard_count; ++i) {
+      if (!over(*b.guard_sems[i], b.guard_values[i])) return false;
+    }
+    return true;
   }
 
   /// Fails the batch's signals (host side); the batch is never sent and
@@ -416,10 +506,11 @@ class backend {
     if (r != VK_SUCCESS) {
       status s = device_->check(r, "vulkan queue: vkQueueSubmit failed");
       // A batch the driver refused never signals its epoch: the queue's
-      // order is broken for good, so every later submit gets this error.
-      broken_ = s;
-      (void)timeline_.fail_host(s.error_value());
-      for (std::size_t i = 0; i < b.signal_count; ++i) (void)b.signal_sems[i]->fail_host(s.error_value());
+      // order is broken for good, so every later submit gets this error,
+      // and the timeline fails once the batches sent before it complete.
+      // Its signals fail as a dropped batch's do: by the core, for a batch
+      // sent from submit; by resume, in turn, for a held one.
+      stick(s.error_value());
       return s;
     }
     // Now, not before: a batch held on another queue may go once these
@@ -571,6 +662,8 @@ class queue {
   using operation_type = command_list;
   using wait_type = queue_wait<semaphore>;
   using signal_type = queue_signal<semaphore>;
+  static_assert(backend::max_guards >= core_type::max_waits,
+                "vulkan::backend::max_guards must cover every wait of a submission");
 
   /// Binds a causal queue with axis `a` (never reused: from an
   /// axis_allocator) to `hw`. Registers `a` with the device's completion
@@ -591,6 +684,9 @@ class queue {
     member_.kick = [](detail::device_member& m) noexcept { self(m).kick(); };
     member_.next_wait = [](detail::device_member& m, VkSemaphore& h, std::uint64_t& v) noexcept {
       return self(m).next_wait(h, v);
+    };
+    member_.forget_gate = [](detail::device_member& m, const void* gone) noexcept {
+      self(m).core_.backend().timeline().forget_gate(static_cast<const semaphore*>(gone));
     };
     hw.add_user();
     dev.attach(member_);
@@ -819,8 +915,8 @@ class queue {
     const bool busy = core_.backend().sent_epoch() > done && !tl.failed();
     core_.backend().set_watched(busy);
     if (!busy) return false;
-    h = tl.vk_handle();
     v = done + 1;
+    tl.epoch_wait_target(h, v);
     return true;
   }
 

@@ -22,9 +22,28 @@
 // or marked with mark_external(), is *external*: others may advance it, so
 // the waiter thread polls it on a timer; values it did not issue are tainted.
 //
+// Signals of one batch are reached in issue order. (axis, e) claims that
+// operation e has completed with every signal of it reached
+// (docs/queues.md, "Signals of one operation"), and only the batch's last
+// signal (then its queue's epoch timeline) carries it. A poll reads one
+// counter at a time, so the host could see the last one first; instead
+// each issued value names the signal issued just before it in its batch
+// (its *gate*), and a poll reaches the value only once the gate is reached
+// (or failed) on the host. Until then the value, and every later one of
+// the semaphore, waits for the next poll; vulkan::device::poll repeats its
+// pass while a pass both held a value back and moved another, so one call
+// reaches everything the device has completed. So no host observer -- a
+// host wait returning, a timepoint firing, a tracker retiring e, a pool
+// -- sees a value that carries (axis, e) reached before every signal of e
+// is reached on the host.
+//
 // The host half is a private base: the members a queue, a block pool, a
 // multi-wait or a semaphore_link need are re-exported; signal and wait are
 // replaced by versions that keep both halves in step.
+//
+// Failure. `fail(e)` freezes the host payload (as <causal/semaphore.hpp>):
+// a wait on a value reached before the failure succeeds however late it
+// is made; one on a higher value gets the failure.
 //
 // Thread safety: every member may be called concurrently. Values issued by
 //                queues and reached by polls go through one internal mutex.
@@ -36,7 +55,7 @@
 //                signal() and poll() take the internal mutex and call the
 //                driver; wait* block in vkWaitSemaphores in slices of at
 //                most 2 ms.
-// Size:          the host semaphore (~3 KiB) plus ~250 bytes.
+// Size:          the host semaphore (~3 KiB) plus ~400 bytes.
 // Configuration: semaphore_options (initial value, scope, external,
 //                exportable); the host half is causal::semaphore.
 // See also:      docs/semaphores.md and docs/adapters.md, <causal/semaphore.hpp>,
@@ -110,9 +129,14 @@ class semaphore : private causal::semaphore {
   semaphore& operator=(const semaphore&) = delete;
 
   /// Destroys the VkSemaphore. Precondition: no pending device work uses
-  /// it (wait for the queues first) and no host thread waits on it.
+  /// it (wait for the queues first) and no host thread waits on it. Values
+  /// of other semaphores gated on this one's (see the file comment) stop
+  /// waiting for it.
   ~semaphore() {
-    if (attached_) device_->detach(member_);
+    if (attached_) {
+      device_->forget_gate(this);
+      device_->detach(member_);
+    }
     if (handle_ != VK_NULL_HANDLE) {
       device_->fn().destroy_semaphore(device_->vk_device(), handle_, nullptr);
     }
@@ -143,12 +167,14 @@ class semaphore : private causal::semaphore {
   /// signal() refuses, and so does a queue asked to signal it.
   [[nodiscard]] bool writes_reserved() const noexcept { return internal_; }
 
-  /// Fails the semaphore with `e` (sticky; first error wins): host waiters
-  /// and timepoints get `e`, and submissions held on the host that wait on
-  /// it are dropped with their signals failed (kick), so nothing waits
-  /// forever. (Device waits never need releasing: a queue only sends a
-  /// wait to the driver once its signal has been sent, see queue.hpp.)
-  /// Returns true when `e` is the error recorded.
+  /// Fails the semaphore with `e` (sticky; first error wins) and freezes
+  /// the host payload: host waiters and timepoints on values it has not
+  /// reached get `e`, and submissions held on the host that wait on such a
+  /// value are dropped (kick), their signals failed once their other waits
+  /// are over (queue.hpp, "Failure"), so nothing waits forever. (Device
+  /// waits never need releasing: a queue only sends a wait to the driver
+  /// once its signal has been sent, see queue.hpp.) Returns true when `e`
+  /// is the error recorded.
   bool fail(error e) noexcept {
     const bool first = base::fail(e);
     device_->kick_all();
@@ -166,7 +192,8 @@ class semaphore : private causal::semaphore {
   }
   /// Ok, or why creation failed.
   [[nodiscard]] status setup_status() const noexcept { return setup_; }
-  /// Values issued by queues whose host half has not been reached yet.
+  /// Values issued by queues whose host half has not been reached yet
+  /// (the device may have reached them: see the file comment).
   [[nodiscard]] std::size_t issued_count() const noexcept {
     return issued_size_.load(std::memory_order_relaxed);
   }
@@ -214,6 +241,10 @@ class semaphore : private causal::semaphore {
   /// issued and the device not yet reached (`invalid_argument`: Vulkan
   /// requires a timeline to increase in execution order), `v` further above
   /// the value than maxTimelineSemaphoreValueDifference (`invalid_argument`).
+  /// An issued value the device has reached but the host holds back for
+  /// its batch's earlier signal (file comment) is reached first by one
+  /// device poll -- except from a timepoint callback of a poll, which gets
+  /// `invalid_argument` then.
   status signal(std::uint64_t v, const frontier_type& f = frontier_type{}) noexcept {
     if (internal_) {
       return error{errc::failed_precondition,
@@ -222,19 +253,27 @@ class semaphore : private causal::semaphore {
                    v};
     }
     status out;
-    {
-      std::lock_guard lock(mutex_);
+    for (bool polled = false;; polled = true) {
+      std::unique_lock lock(mutex_);
       if (auto e = failure(); e) return *e;
       (void)poll_locked();
       if (auto e = failure(); e) return *e;
       if (v <= base::value()) {
         return error{errc::not_increasing, "vulkan::semaphore::signal: value not above the payload", v};
       }
-      if (!issued_.empty() && issued_[0] <= v) {
+      if (!issued_.empty() && issued_[0].value <= v) {
+        if (held_back_ && !polled && detail::polls_on_this_thread == 0) {
+          // Reached on the device, held back on the host for the signal
+          // issued before it: reach both (device::poll takes every
+          // member's lock, this one's included), then look again.
+          lock.unlock();
+          (void)device_->poll();
+          continue;
+        }
         return error{errc::invalid_argument,
                      "vulkan::semaphore::signal: a queue has issued a signal at or below this "
-                     "value that the device has not reached",
-                     issued_[0]};
+                     "value that the host has not reached",
+                     issued_[0].value};
       }
       // After the poll the host value is the counter's.
       if (v - base::value() > device_->max_timeline_value_difference()) {
@@ -252,19 +291,25 @@ class semaphore : private causal::semaphore {
       }
       out = base::signal(v, f);
       note_sent(v);
+      break;
     }
     device_->kick_all();
     return out;
   }
 
-  /// Blocks until the value is >= `v` (ok), the semaphore fails (its
-  /// failure, e.g. `device_lost`) or `deadline` passes (`errc::timeout`).
-  /// Works with or without the device's waiter thread: it waits on the
-  /// VkSemaphore in slices and polls the device after each.
+  /// Blocks until the value is >= `v` (ok; also after a failure, when `v`
+  /// was reached before it), the semaphore fails without having reached
+  /// `v` (its failure, e.g. `device_lost`) or `deadline` passes
+  /// (`errc::timeout`). Works with or without the device's waiter thread:
+  /// it waits on the VkSemaphore in slices and polls the device after each.
   status wait_until(std::uint64_t v, clock::time_point deadline) noexcept {
     constexpr auto slice = std::chrono::milliseconds(2);
     for (;;) {
-      if (auto e = failure(); e) return *e;
+      // The payload before the failure: a value reached before the
+      // semaphore failed stays reached (failure_below reads it again
+      // after the failure flag, which makes the frozen payload visible).
+      if (base::value() >= v) return status{};
+      if (auto e = causal::detail::failure_below(*this, v); e) return *e;
       if (base::value() >= v) return status{};
       if (auto e = device_->lost(); e) return *e;
       const auto now = clock::now();
@@ -299,7 +344,9 @@ class semaphore : private causal::semaphore {
 
   /// Reads the device counter and reaches the host half up to it: issued
   /// values in order with their frontiers, anything beyond as external.
-  /// Returns true when the host value moved.
+  /// Stops at an issued value whose gate (the signal issued before it in
+  /// its batch) is not reached on the host yet; vulkan::device::poll
+  /// reaches both. Returns true when the host value moved.
   bool poll() noexcept {
     std::lock_guard lock(mutex_);
     return poll_locked();
@@ -397,6 +444,9 @@ class semaphore : private causal::semaphore {
     member_.next_wait = [](detail::device_member& m, VkSemaphore& h, std::uint64_t& v) noexcept {
       return from_member(m).next_wait(h, v);
     };
+    member_.forget_gate = [](detail::device_member& m, const void* gone) noexcept {
+      from_member(m).forget_gate(static_cast<const semaphore*>(gone));
+    };
     member_.polled_blindly.store(options.external, std::memory_order_relaxed);
     if (attach) {
       device_->attach(member_);
@@ -429,8 +479,49 @@ class semaphore : private causal::semaphore {
     std::lock_guard lock(mutex_);
     if (issued_.empty() || failed()) return false;
     h = handle_;
-    v = issued_[0];
+    v = issued_[0].value;
+    redirect_to_gate_locked(h, v);
     return true;
+  }
+
+  /// A value a queue issued, not yet reached on the host.
+  struct issued_value {
+    std::uint64_t value = 0;
+    /// The signal issued just before this one in its batch (null: the
+    /// batch's first): the host reaches `value` only once `gate` has
+    /// reached `gate_value` or failed (file comment, "Signals of one
+    /// batch"). Cleared when that semaphore is destroyed (forget_gate).
+    const semaphore* gate = nullptr;
+    std::uint64_t gate_value = 0;
+  };
+
+  /// True when `e` may be reached on the host as far as its batch goes:
+  /// no gate, or the gate reached (a value reached before a failure stays
+  /// reached) or failed (then it never is: its waiters have the failure,
+  /// and holding the rest of the batch back would strand theirs, as a CPU
+  /// queue signals every semaphore of a completed operation).
+  static bool gate_open(const issued_value& e) noexcept {
+    return e.gate == nullptr || e.gate->base::value() >= e.gate_value || e.gate->failed();
+  }
+
+  /// Under mutex_: when the value the waiter thread would wait for next is
+  /// the first issued one and its gate is shut, waits for the gate instead
+  /// (the device may reach this counter first; the host cannot use it
+  /// before the gate).
+  void redirect_to_gate_locked(VkSemaphore& h, std::uint64_t& v) const noexcept {
+    if (issued_.empty() || issued_[0].value > v || gate_open(issued_[0])) return;
+    h = issued_[0].gate->handle_;
+    v = issued_[0].gate_value;
+  }
+
+  /// Values gated on `gone` (being destroyed) stop waiting for it: the
+  /// device completed its batch, or the caller broke the destructor's
+  /// precondition; either way nothing may read it any more.
+  void forget_gate(const semaphore* gone) noexcept {
+    std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < issued_.size(); ++i) {
+      if (issued_[i].gate == gone) issued_[i].gate = nullptr;
+    }
   }
 
   /// Makes room for one more issued value (doubling the table when it is
@@ -443,15 +534,18 @@ class semaphore : private causal::semaphore {
   }
 
   /// Records that a queue issued a device signal of `v` (already announced
-  /// with submit_signal). Called before the submit reaches the driver, so a
-  /// poll never mistakes v for an external value. Fails only when another
-  /// queue took the room made for this one and memory has run out.
-  status note_issued(std::uint64_t v) noexcept {
+  /// with submit_signal), to be reached on the host only after `gate`
+  /// reaches `gate_value` (the signal issued before it in the batch; null:
+  /// none). Called before the submit reaches the driver, so a poll never
+  /// mistakes v for an external value. Fails only when another queue took
+  /// the room made for this one and memory has run out.
+  status note_issued(std::uint64_t v, const semaphore* gate = nullptr,
+                     std::uint64_t gate_value = 0) noexcept {
     std::lock_guard lock(mutex_);
     if (status room = grow_issued_locked(); !room) return room;
     std::size_t at = issued_.size();
-    while (at > 0 && issued_[at - 1] > v) --at;
-    issued_.insert(at, v);
+    while (at > 0 && issued_[at - 1].value > v) --at;
+    issued_.insert(at, issued_value{v, gate, gate_value});
     issued_size_.store(issued_.size(), std::memory_order_relaxed);
     return status{};
   }
@@ -470,7 +564,7 @@ class semaphore : private causal::semaphore {
   status grow_issued_locked() noexcept {
     if (!issued_.full()) return status{};
     const std::size_t capacity = issued_.capacity() * 2;
-    auto* storage = new (std::nothrow) std::uint64_t[capacity];
+    auto* storage = new (std::nothrow) issued_value[capacity];
     if (storage == nullptr) {
       return error{errc::resource_exhausted,
                    "vulkan::semaphore: out of memory for the table of issued values", capacity};
@@ -480,17 +574,33 @@ class semaphore : private causal::semaphore {
   }
 
   /// Epoch timelines of queue `a`: reach the counter value directly (every
-  /// value is ours, and only the newest matters), carrying (a, c). Returns
-  /// the new value.
+  /// value is ours, and only the newest matters), carrying (a, c) -- but
+  /// no further than the epoch before the first batch whose last signal
+  /// the host has not reached yet: (a, c) claims every signal of epochs up
+  /// to c reached. The queue notes each batch with signals as an issued
+  /// epoch gated on its last signal. Returns the new value.
   std::uint64_t poll_sequential(causal::axis a) noexcept {
     std::lock_guard lock(mutex_);
+    const detail::poll_scope scope;  // timepoint callbacks run under mutex_
+    if (failed()) return base::value();
     std::uint64_t c = 0;
     const VkResult r = device_->fn().get_semaphore_counter_value(device_->vk_device(), handle_, &c);
     if (r != VK_SUCCESS) {
       (void)device_->check(r, "poll: vkGetSemaphoreCounterValue failed");
       return base::value();
     }
-    if (c > base::value() && !failed()) {
+    std::size_t done = 0;
+    while (done < issued_.size() && issued_[done].value <= c) {
+      if (!gate_open(issued_[done])) {
+        c = issued_[done].value - 1;
+        device_->note_held_back();
+        break;
+      }
+      ++done;
+    }
+    issued_.pop_front(done);
+    issued_size_.store(issued_.size(), std::memory_order_relaxed);
+    if (c > base::value()) {
       frontier_type f;
       (void)f.insert_or_raise(a, c);
       (void)base::signal(c, f, frontier_entry{a, c});
@@ -498,8 +608,18 @@ class semaphore : private causal::semaphore {
     return base::value();
   }
 
+  /// The waiter thread's wait for an epoch timeline: `v` on it, or the
+  /// gate that holds `v` back (see redirect_to_gate_locked).
+  void epoch_wait_target(VkSemaphore& h, std::uint64_t& v) const noexcept {
+    std::lock_guard lock(mutex_);
+    h = handle_;
+    redirect_to_gate_locked(h, v);
+  }
+
   bool poll_locked() noexcept {
+    held_back_ = false;
     if (failed() || handle_ == VK_NULL_HANDLE) return false;
+    const detail::poll_scope scope;  // timepoint callbacks run under mutex_
     std::uint64_t c = 0;
     const VkResult r = device_->fn().get_semaphore_counter_value(device_->vk_device(), handle_, &c);
     if (r != VK_SUCCESS) {
@@ -510,16 +630,24 @@ class semaphore : private causal::semaphore {
     const std::uint64_t before = base::value();
     if (c <= before) return false;
     std::size_t done = 0;
-    while (done < issued_.size() && issued_[done] <= c) {
-      const std::uint64_t v = issued_[done++];
+    while (done < issued_.size() && issued_[done].value <= c) {
+      // The signal issued before it in its batch first (file comment):
+      // this value and every later one wait for the next poll.
+      if (!gate_open(issued_[done])) {
+        held_back_ = true;
+        device_->note_held_back();
+        break;
+      }
+      const std::uint64_t v = issued_[done++].value;
       // device_signal: a value that does not increase means the device
       // broke the promised order; that fails the semaphore (docs/semaphores.md).
       if (v > base::value()) (void)base::device_signal(v);
     }
     issued_.pop_front(done);
     issued_size_.store(issued_.size(), std::memory_order_relaxed);
-    // Anything beyond what we issued came from outside: tainted.
-    if (c > base::value() && !failed()) (void)base::signal_external(c);
+    // Anything beyond what we issued came from outside: tainted. Not past
+    // a value held back (it would be reached without its frontier).
+    if (!held_back_ && c > base::value() && !failed()) (void)base::signal_external(c);
     return base::value() != before;
   }
 
@@ -535,7 +663,9 @@ class semaphore : private causal::semaphore {
   detail::device_member member_{};
   mutable std::mutex mutex_;
   std::atomic<std::size_t> issued_size_{0};  // issued_.size(), readable without the lock
-  causal::detail::inline_ring<std::uint64_t, inline_issued> issued_;
+  /// Under mutex_: the last poll_locked held a value back for its gate.
+  bool held_back_ = false;
+  causal::detail::inline_ring<issued_value, inline_issued> issued_;
 };
 
 }  // namespace vulkan
