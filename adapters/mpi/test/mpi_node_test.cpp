@@ -2,8 +2,12 @@
 // Copyright 2026 The causal Authors
 //
 // mpi_node_test: causal::mpi::basic_node over the in-process loopback
-// carrier -- HELLO, exports and proxies, late joiners, coalescing, remote
-// wait elision, failure, withdrawal, BYE, heartbeat loss, dropped ranks,
+// carrier -- HELLO, exports and proxies, late joiners, coalescing, the
+// owner's order across exports (an operation's signals reach a peer's
+// proxies in the order the owner reached them: between two polls, past a
+// full batch, and around a new subscriber's snapshot), remote wait
+// elision, failure (values reached before it stay reached, also for a
+// proxy opened late), withdrawal, BYE, heartbeat loss, dropped ranks,
 // damaged bytes, protocol errors and allocation-free steady state.
 //
 // Every node runs on a manual_clock, so time moves only when a test says
@@ -31,6 +35,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -114,6 +120,83 @@ struct reached_log {
 };
 
 frontier f_of(axis a, std::uint64_t epoch) { return frontier{{a, epoch}}; }
+
+/// What operation (a, e) knew before it ran: (a, e - 1). A queue's signals
+/// but the last carry it (queue.hpp, "Signals of one operation").
+frontier before_of(axis a, std::uint64_t e) { return e > 1 ? f_of(a, e - 1) : frontier{}; }
+
+/// Watches the proxies of one owner's exports on one rank, each of which
+/// every operation of axis `a` signals to its epoch. Each time a watched
+/// proxy reaches a witnessed value whose frontier holds (a, k) -- "operations
+/// 1..k completed, every signal of them reached" -- checks that no other
+/// watched proxy is below k while holding a submitted record whose producer
+/// (a, e <= k) a consumer that learnt (a, k) would elide its wait on. A
+/// proxy with no such record cannot be elided on, so it may lag (a proxy
+/// whose snapshot is still on its way). The hook reads the other proxies
+/// only (its own proxy's lock is held) and counts.
+struct claim_watch {
+  struct watched {
+    claim_watch* watch = nullptr;
+    semaphore* proxy = nullptr;
+    causal::semaphore_observer<frontier> observer{};
+  };
+
+  static void on_reached(void* context, const causal::observed_signal<frontier>& ev) noexcept {
+    const watched& me = *static_cast<const watched*>(context);
+    claim_watch& w = *me.watch;
+    if (ev.external || ev.replay || ev.frontier == nullptr) return;
+    const std::uint64_t k = ev.frontier->epoch_of(w.a);
+    ++w.checked;
+    for (std::size_t i = 0; i < w.count; ++i) {
+      semaphore& other = *w.proxies[i].proxy;
+      if (&other == me.proxy) continue;
+      const std::uint64_t at = other.value();
+      if (at >= k) continue;
+      const auto next = other.frontier_at(at + 1);
+      if (next && !next->reached && next->producer.axis == w.a && next->producer.epoch != 0 &&
+          next->producer.epoch <= k) {
+        ++w.broken;
+      }
+    }
+  }
+  void watch(axis on, std::initializer_list<semaphore*> ps) {
+    a = on;
+    REQUIRE(ps.size() <= proxies.size());
+    for (semaphore* q : ps) {
+      watched& x = proxies[count++];
+      x.watch = this;
+      x.proxy = q;
+      x.observer = causal::semaphore_observer<frontier>{&x, nullptr, &on_reached, nullptr, nullptr};
+      REQUIRE(q->set_observer(&x.observer));
+    }
+  }
+  void unwatch() {
+    for (std::size_t i = 0; i < count; ++i) REQUIRE(proxies[i].proxy->set_observer(nullptr, &proxies[i].observer));
+    count = 0;
+  }
+
+  axis a{};
+  std::array<watched, 4> proxies{};
+  std::size_t count = 0;
+  int checked = 0;
+  int broken = 0;
+};
+
+/// A loopback endpoint that runs `on_poll` once, at the start of the next
+/// poll: a stand-in for a thread that signals while the node is between
+/// sending its news and answering the messages that poll delivers.
+struct poll_hooked_carrier : mpi::loopback_carrier {
+  using mpi::loopback_carrier::loopback_carrier;
+  std::size_t poll(mpi::message_handler on_message, void* context) noexcept {
+    if (on_poll) {
+      const std::function<void()> run = std::move(on_poll);
+      on_poll = nullptr;
+      run();
+    }
+    return mpi::loopback_carrier::poll(on_message, context);
+  }
+  std::function<void()> on_poll;
+};
 
 /// Awaits `proxy` at 1, 2, ... `last` and records each value it resumed at.
 causal::coroutine_process await_each(semaphore* proxy, std::uint64_t last, std::atomic<std::uint64_t>* resumed_at) {
@@ -402,6 +485,221 @@ TEST_CASE("mpi node: many signals between polls coalesce into one REACHED of the
     CHECK(p->frontier_at(100)->producer == frontier_entry{a, 200});
   }
   CHECK(j[1].stats().reached_applied == 1);
+}
+
+TEST_CASE("mpi node: a peer's proxies reach an operation's signals in the order the owner reached them, "
+          "never coalescing one export's values across another's",
+          "[mpi][node][order]") {
+  // docs/queues.md, "Signals of one operation": an operation signals T,
+  // then S; only S carries the operation's own entry. A rank that learnt
+  // (a, e) from S's proxy elides its waits on T's proxy, so that proxy must
+  // be at e by then -- across exports, and also when the owner reached
+  // them all between two polls.
+  claim_watch watch;  // outlives the job: installed on its proxies
+  job j(2);
+  semaphore t, s;
+  REQUIRE(j[0].export_semaphore(1, t).ok());
+  REQUIRE(j[0].export_semaphore(2, s).ok());
+  j.start_all();
+  semaphore* pt = j[1].open_proxy(0, 1).value();
+  semaphore* ps = j[1].open_proxy(0, 2).value();
+  j.pump();
+  const axis a = rank_axis(0, 1);
+  // Operations 1..3 of `a`, submitted first (as a queue does), so the
+  // proxies hold records a consumer could elide on; then all reached
+  // between two polls of the owner.
+  for (std::uint64_t e = 1; e <= 3; ++e) {
+    REQUIRE(t.submit_signal(e, before_of(a, e), frontier_entry{a, e}).ok());
+    REQUIRE(s.submit_signal(e, f_of(a, e), frontier_entry{a, e}).ok());
+  }
+  j.pump();
+  REQUIRE(pt->pending_count() == 3);
+  REQUIRE(ps->pending_count() == 3);
+  watch.watch(a, {pt, ps});
+  for (std::uint64_t e = 1; e <= 3; ++e) {
+    REQUIRE(t.signal(e).ok());
+    REQUIRE(s.signal(e).ok());
+  }
+  j.pump();
+  CHECK(pt->value() == 3);
+  CHECK(ps->value() == 3);
+  // Each value arrived on its own (T1 S1 T2 S2 T3 S3: no run to coalesce),
+  // and none claimed a signal its peer proxy had not reached.
+  CHECK(watch.checked == 6);
+  CHECK(watch.broken == 0);
+  CHECK(pt->frontier_at(3)->frontier == before_of(a, 3));
+  CHECK(ps->frontier_at(3)->frontier == f_of(a, 3));
+  // An uninterrupted run on one export still coalesces.
+  const auto before = j[0].stats();
+  for (std::uint64_t v = 4; v <= 9; ++v) REQUIRE(s.signal(v, f_of(a, 3), frontier_entry{}).ok());
+  j.pump();
+  CHECK(j[0].stats().reached_sent - before.reached_sent == 1);
+  CHECK(j[0].stats().reached_coalesced - before.reached_coalesced == 5);
+  CHECK(ps->value() == 9);
+  CHECK(watch.broken == 0);
+  watch.unwatch();
+}
+
+TEST_CASE("mpi node: more ordered news than a batch holds keep their order; the excess goes without frontiers "
+          "but the latest",
+          "[mpi][node][order]") {
+  // node.hpp, "Order": a full batch takes no more entries until the next
+  // poll. A later value is sent right after its export's last entry as an
+  // external value (early, claiming nothing), except the latest of all,
+  // which goes last with its frontier.
+  claim_watch watch;
+  job j(2);
+  semaphore t, s;
+  REQUIRE(j[0].export_semaphore(1, t).ok());
+  REQUIRE(j[0].export_semaphore(2, s).ok());
+  j.start_all();
+  semaphore* pt = j[1].open_proxy(0, 1).value();
+  semaphore* ps = j[1].open_proxy(0, 2).value();
+  j.pump();
+  const axis a = rank_axis(0, 1);
+  // Twice what a batch holds: operations 1..n each signal T, then S.
+  const std::uint64_t n = mpi::default_node_traits::news_capacity;
+  for (std::uint64_t e = 1; e <= n; ++e) {
+    REQUIRE(t.submit_signal(e, before_of(a, e), frontier_entry{a, e}).ok());
+    REQUIRE(s.submit_signal(e, f_of(a, e), frontier_entry{a, e}).ok());
+  }
+  j.pump();
+  REQUIRE(pt->pending_count() == n);
+  REQUIRE(ps->pending_count() == n);
+  watch.watch(a, {pt, ps});
+  for (std::uint64_t e = 1; e <= n; ++e) {
+    REQUIRE(t.signal(e).ok());
+    REQUIRE(s.signal(e).ok());
+  }
+  j.pump();
+  CHECK(pt->value() == n);
+  CHECK(ps->value() == n);
+  CHECK(watch.broken == 0);
+  // T's last value came without its frontier; S's, the latest, with it.
+  CHECK(j[0].stats().reached_without_frontier == 1);
+  CHECK(pt->is_tainted(n));
+  CHECK_FALSE(ps->is_tainted(n));
+  CHECK(ps->frontier_at(n)->frontier == f_of(a, n));
+  CHECK(ps->frontier_at(n)->producer == frontier_entry{a, n});
+  // The next operation's values carry their frontiers again: T heals.
+  REQUIRE(t.signal(n + 1, before_of(a, n + 1), frontier_entry{a, n + 1}).ok());
+  REQUIRE(s.signal(n + 1, f_of(a, n + 1), frontier_entry{a, n + 1}).ok());
+  j.pump();
+  CHECK_FALSE(pt->is_tainted(n + 1));
+  CHECK(pt->frontier_at(n + 1)->frontier == before_of(a, n + 1));
+  CHECK(watch.broken == 0);
+  watch.unwatch();
+}
+
+TEST_CASE("mpi node: a proxy opened late starts from a state no older than the news sent before it",
+          "[mpi][node][order]") {
+  // The snapshot a new subscriber gets (the export's latest value) must
+  // not overtake news of other exports the owner reached before that
+  // value: here S = 2, then T = 2 carrying (a, 2), both reached while the
+  // owner's node polls for the SUBSCRIBE. The proxy of S, subscribed long
+  // before, holds S = 2 submitted: had T's proxy reached 2 first, a
+  // consumer would learn (a, 2) there and elide its wait on S.
+  using hooked_node = mpi::basic_node<poll_hooked_carrier, semaphore, mpi::default_node_traits, mpi::manual_clock>;
+  claim_watch watch;
+  mpi::loopback_hub hub(2);
+  mpi::manual_clock clock;
+  poll_hooked_carrier c0(hub, 0);
+  poll_hooked_carrier c1(hub, 1);
+  hooked_node n0(c0, job::quiet_options(), clock);
+  hooked_node n1(c1, job::quiet_options(), clock);
+  auto pump = [&] {
+    for (int round = 0; round < 64; ++round) {
+      if (n0.poll() + n1.poll() == 0) return;
+    }
+    FAIL("the job never went quiet");
+  };
+  semaphore t, s;
+  REQUIRE(n0.export_semaphore(1, t).ok());
+  REQUIRE(n0.export_semaphore(2, s).ok());
+  REQUIRE(n0.start().ok());
+  REQUIRE(n1.start().ok());
+  semaphore* ps = n1.open_proxy(0, 2).value();
+  pump();
+  const axis a = rank_axis(0, 1);
+  // Operation 1 signals S, then T (its last); operation 2 likewise, only
+  // submitted for now.
+  REQUIRE(s.signal(1, before_of(a, 1), frontier_entry{a, 1}).ok());
+  REQUIRE(t.signal(1, f_of(a, 1), frontier_entry{a, 1}).ok());
+  REQUIRE(s.submit_signal(2, before_of(a, 2), frontier_entry{a, 2}).ok());
+  REQUIRE(t.submit_signal(2, f_of(a, 2), frontier_entry{a, 2}).ok());
+  pump();
+  REQUIRE(ps->value() == 1);
+  REQUIRE(ps->pending_count() == 1);
+  semaphore* pt = n1.open_proxy(0, 1).value();
+  watch.watch(a, {pt, ps});
+  REQUIRE(n1.poll() != 0);  // sends the SUBSCRIBE
+  // Operation 2 completes while rank 0 polls, after it sent its news and
+  // before it answers the SUBSCRIBE that poll delivers.
+  c0.on_poll = [&] {
+    CHECK(s.signal(2).ok());  // from inside poll(): no REQUIRE (it would throw)
+    CHECK(t.signal(2).ok());
+  };
+  REQUIRE(n0.poll() != 0);
+  CHECK_FALSE(c0.on_poll);  // it ran
+  pump();
+  CHECK(pt->value() == 2);
+  CHECK(ps->value() == 2);
+  CHECK(pt->frontier_at(2)->frontier == f_of(a, 2));
+  CHECK(watch.checked >= 2);
+  CHECK(watch.broken == 0);
+  watch.unwatch();
+}
+
+TEST_CASE("mpi node: a proxy keeps the values its export reached before it failed, was withdrawn, was destroyed "
+          "or its rank left, however late the proxy is opened",
+          "[mpi][node][failure]") {
+  // docs/semaphores.md, "Failure": a value reached before a semaphore
+  // failed stays reached for every waiter, however late its wait is armed.
+  // A proxy opened late is such a wait: it starts from the value the
+  // export had reached, then fails.
+  job j(3);
+  semaphore failing, withdrawn, leaving;
+  auto destroyed = std::make_unique<semaphore>();
+  const axis a = rank_axis(0, 1);
+  REQUIRE(j[0].export_semaphore(1, failing).ok());
+  REQUIRE(j[0].export_semaphore(2, withdrawn).ok());
+  REQUIRE(j[0].export_semaphore(3, *destroyed).ok());
+  REQUIRE(j[2].export_semaphore(4, leaving).ok());
+  j.start_all();
+  semaphore* early = j[1].open_proxy(2, 4).value();
+  j.pump();
+  REQUIRE(failing.signal(3, f_of(a, 3), frontier_entry{a, 3}).ok());
+  REQUIRE(failing.fail(causal::error{errc::device_lost, "failed after 3", 9}));
+  REQUIRE(withdrawn.signal(5, f_of(a, 5), frontier_entry{a, 5}).ok());
+  REQUIRE(j[0].withdraw(2).ok());
+  REQUIRE(destroyed->signal(7, f_of(a, 7), frontier_entry{a, 7}).ok());
+  destroyed.reset();
+  REQUIRE(leaving.signal(4).ok());
+  j.pump();
+  j[2].shutdown();  // sends what is pending, then BYE
+  j.pump();
+  semaphore* late_failing = j[1].open_proxy(0, 1).value();
+  semaphore* late_withdrawn = j[1].open_proxy(0, 2).value();
+  semaphore* late_destroyed = j[1].open_proxy(0, 3).value();
+  j.pump();
+  const auto now = std::chrono::steady_clock::now();
+  struct expectation {
+    semaphore* proxy;
+    std::uint64_t value;
+    errc code;
+  };
+  for (const expectation& x : {expectation{late_failing, 3, errc::device_lost},
+                               expectation{late_withdrawn, 5, errc::cancelled},
+                               expectation{late_destroyed, 7, errc::cancelled},
+                               expectation{early, 4, errc::cancelled}}) {
+    REQUIRE(x.proxy->failed());
+    CHECK(x.proxy->failure()->code() == x.code);
+    CHECK(x.proxy->value() == x.value);
+    CHECK(x.proxy->wait_until(x.value, now).ok());               // a late wait on it succeeds
+    CHECK(x.proxy->wait_until(x.value + 1, now).code() == x.code);  // one above fails
+  }
+  CHECK(late_failing->frontier_at(3)->frontier == f_of(a, 3));
+  CHECK(late_withdrawn->frontier_at(5)->frontier == f_of(a, 5));
 }
 
 TEST_CASE("mpi node: submitted signals overflowing the outbox are resent by re-reading the semaphore",

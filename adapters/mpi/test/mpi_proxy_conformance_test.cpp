@@ -35,8 +35,14 @@
 // a waiting queue's completions reach its tracker only after the remote
 // value; an owner's failure fails the proxy, the waiting operation's
 // signals and stickily the waiting queue (its tracker axis too), even where
-// a consumer on the owner's rank elided its wait on the failed value; bad
-// waits on a proxy are refused and change nothing.
+// a consumer on the owner's rank elided its wait on the failed value; of an
+// operation that signals two exported semaphores, only the last one's
+// proxy carries the operation's entry, and a consumer that elides its wait
+// on the first's proxy through it finds that proxy reached when it runs
+// (the node keeps the owner's order across exports); a failure reaches an
+// operation's signals only after the proxy values its elided waits stand
+// for; a proxy value reached before the owner failed stays reached for a
+// wait armed late; bad waits on a proxy are refused and change nothing.
 //
 // Not applicable here: the suite's one-queue epoch order case and its
 // same-queue elision case (tier 1, "this queue signalled it") involve no
@@ -80,7 +86,9 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <ostream>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -189,9 +197,31 @@ class two_ranks {
     });
   }
 
+  /// An operation that logs `tag` and what `watched` holds when it runs
+  /// (reading(tag)).
+  causal::queue_operation op_reading(int tag, causal::semaphore& watched) {
+    two_ranks* self = this;
+    causal::semaphore* w = &watched;
+    return causal::queue_operation::host([self, tag, w](const causal::host_call_context&) noexcept {
+      const std::uint64_t v = w->value();
+      std::lock_guard lock(self->log_mutex_);
+      self->log_.push_back(tag);
+      self->readings_.push_back({tag, v});
+    });
+  }
+
   std::vector<int> log() {
     std::lock_guard lock(log_mutex_);
     return log_;
+  }
+
+  /// The value op_reading(tag, s) read when it ran; nothing if it never ran.
+  std::optional<std::uint64_t> reading(int tag) {
+    std::lock_guard lock(log_mutex_);
+    for (const auto& [t, v] : readings_) {
+      if (t == tag) return v;
+    }
+    return std::nullopt;
   }
 
   /// A host wait for `s` >= `v` that fails the test rather than hang.
@@ -264,6 +294,7 @@ class two_ranks {
   std::uint64_t next_id_ = 1;
   std::mutex log_mutex_;
   std::vector<int> log_;
+  std::vector<std::pair<int, std::uint64_t>> readings_;
 };
 
 }  // namespace
@@ -573,6 +604,132 @@ TEMPLATE_TEST_CASE("proxy conformance: a failed exported semaphore fails the wai
   // A tracker waiting for the failed queue's axis learns of the failure.
   CHECK(tracker.axis_status(q.axis()).code() == errc::device_lost);
   CHECK(tracker.retired_epoch(q.axis()) == 0);
+  CHECK(f.wire_clean());
+}
+
+TEMPLATE_TEST_CASE("proxy conformance: only an operation's last signal carries its own entry",
+                   "[mpi][conformance][elision]", PROXY_FIXTURES) {
+  // The suite's case with both signals exported and the consumers on the
+  // other rank. The proxy of T, the first signal, holds what qa knew before
+  // the operation, so qb, which learnt T, still issues its wait on S's
+  // proxy. The proxy of S, the last, holds (qa, 1), so qc, which learnt S,
+  // elides its wait on T's proxy -- and when its operation runs, that
+  // proxy has reached 1: the owner reached T first, and the node keeps
+  // that order across exports (node.hpp, "Order"). (The suite's qb signals
+  // S = 2; a queue may not signal a proxy, so qb signals its own.)
+  TestType f;
+  auto& qa = f.make_queue(kOwner);
+  auto& qb = f.make_queue(kWaiter);
+  auto& qc = f.make_queue(kWaiter);
+  auto& gate = f.make_semaphore();
+  auto t = f.make_remote();
+  auto s = f.make_remote();
+  auto& after_b = f.make_semaphore();
+  auto& done = f.make_semaphore();
+  REQUIRE(qa.submit({{&gate, 1}}, {{&t.exported, 1}, {&s.exported, 1}}, f.op(1)));
+  REQUIRE(f.knows(t.proxy, 1));
+  REQUIRE(f.knows(s.proxy, 1));
+  const auto at_t = t.proxy.frontier_at(1);
+  const auto at_s = s.proxy.frontier_at(1);
+  REQUIRE((at_t && at_s));
+  CHECK(at_t->frontier.epoch_of(qa.axis()) == 0);
+  CHECK(at_t->producer == frontier_entry{qa.axis(), 1});
+  CHECK(at_s->frontier.epoch_of(qa.axis()) == 1);
+  CHECK(at_s->producer == frontier_entry{qa.axis(), 1});
+  REQUIRE(qb.submit({{&t.proxy, 1}}, {}, f.op(2)));
+  REQUIRE(qb.submit({{&s.proxy, 1}}, {{&after_b, 1}}, f.op(3)));
+  CHECK(qb.stats().device_waits == 2);
+  CHECK(qb.stats().elided_dominated == 0);
+  REQUIRE(qc.submit({{&s.proxy, 1}}, {}, f.op(4)));
+  REQUIRE(qc.submit({{&t.proxy, 1}}, {{&done, 1}}, f.op_reading(5, t.proxy)));
+  CHECK(qc.stats().device_waits == 1);
+  CHECK(qc.stats().elided_dominated == 1);
+  REQUIRE(gate.signal(1));
+  REQUIRE(f.wait_value(after_b, 1));
+  REQUIRE(f.wait_value(done, 1));
+  REQUIRE(f.finish());
+  CHECK_FALSE(t.proxy.failed());
+  CHECK_FALSE(s.proxy.failed());
+  const auto log = f.log();
+  REQUIRE(log.size() == 5);
+  CHECK(ran_in_order(log, {1, 3}));
+  CHECK(ran_in_order(log, {1, 4, 5}));
+  // The operation that elided its wait on T's proxy found it reached.
+  CHECK(f.reading(5).value_or(0) == 1);
+  CHECK(f.wire_clean());
+}
+
+TEMPLATE_TEST_CASE("proxy conformance: a failure reaches an operation's signals only after its elided waits",
+                   "[mpi][conformance][elision][failure]", PROXY_FIXTURES) {
+  // The suite's case across both ranks. S is exported by the owner, whose
+  // qa signals S = 1 (held by the gate) and whose qb signals S = 2; TC is
+  // exported by the waiter, whose qc fails with `upstream` and would
+  // signal TC = 2 after a wait on S's proxy. qb learns (qa, 1) from TC's
+  // proxy (qc's submitted frontier) and elides its wait on S >= 1. qb fails
+  // first (its wait on TC's proxy fails), but its failure must not fail S
+  // before qa's healthy S = 1: qd, on the waiter's rank, which depends on
+  // qa alone through S's proxy, runs -- as it would had the wait been
+  // issued. The proxy of S reaches 1, then fails, in that order.
+  TestType f;
+  auto& qa = f.make_queue(kOwner);
+  auto& qb = f.make_queue(kOwner);
+  auto& qc = f.make_queue(kWaiter);
+  auto& qd = f.make_queue(kWaiter);
+  auto& gate = f.make_semaphore();
+  auto& upstream = f.make_semaphore();
+  auto s = f.make_remote(kOwner);
+  auto tc = f.make_remote(kWaiter);
+  auto& done = f.make_semaphore();
+  REQUIRE(qa.submit({{&gate, 1}}, {{&s.exported, 1}}, f.op(1)));
+  REQUIRE(f.knows(s.proxy, 1));
+  REQUIRE(qc.submit({{&upstream, 1}}, {{&tc.exported, 1}}, f.op(2)));  // fails with upstream
+  REQUIRE(qc.submit({{&s.proxy, 1}}, {{&tc.exported, 2}}, f.op(3)));
+  REQUIRE(f.knows(tc.proxy, 2));
+  REQUIRE(qb.submit({{&tc.proxy, 2}}, {}, f.op(4)));
+  CHECK(qb.knowledge().epoch_of(qa.axis()) >= 1);
+  REQUIRE(qb.submit({{&s.exported, 1}}, {{&s.exported, 2}}, f.op(5)));
+  CHECK(qb.stats().elided_dominated == 1);
+  REQUIRE(qd.submit({{&s.proxy, 1}}, {{&done, 1}}, f.op(6)));
+  REQUIRE(upstream.fail(causal::error{errc::device_lost, "conformance: upstream lost"}));
+  CHECK(f.wait_value(tc.exported, 2).code() == errc::device_lost);
+  CHECK(f.wait_value(tc.proxy, 2).code() == errc::device_lost);
+  REQUIRE(gate.signal(1));
+  CHECK(f.wait_value(done, 1));
+  (void)f.finish();
+  CHECK(s.exported.value() == 1);  // qa's signal kept; qb failed S after it
+  CHECK(f.wait_value(s.proxy, 2).code() == errc::device_lost);
+  CHECK(s.proxy.value() == 1);
+  const auto log = f.log();
+  CHECK(position(log, 1) != -1);
+  CHECK(position(log, 6) != -1);
+  CHECK(position(log, 5) == -1);
+  CHECK(f.wire_clean());
+}
+
+TEMPLATE_TEST_CASE("proxy conformance: a value reached before its semaphore failed stays reached for a late wait",
+                   "[mpi][conformance][failure]", PROXY_FIXTURES) {
+  // The suite's case on proxies: Z's proxy reaches 1 and then fails (the
+  // owner's order) before X and Y move, so the waiting queue arms its wait
+  // on Z's proxy, the third of three, after Z's proxy failed. It succeeds.
+  TestType f;
+  auto& q = f.make_queue(kWaiter);
+  auto x = f.make_remote();
+  auto y = f.make_remote();
+  auto z = f.make_remote();
+  auto& done = f.make_semaphore();
+  REQUIRE(q.submit({{&x.proxy, 1}, {&y.proxy, 1}, {&z.proxy, 1}}, {{&done, 1}}, f.op(1)));
+  REQUIRE(z.exported.signal(1));
+  REQUIRE(z.exported.fail(causal::error{errc::device_lost, "conformance: z failed after reaching 1"}));
+  REQUIRE(causal::test::eventually([&] { return z.proxy.failed(); }, kDeadline));
+  CHECK(z.proxy.value() == 1);
+  REQUIRE(x.exported.signal(1));
+  REQUIRE(y.exported.signal(1));
+  CHECK(f.wait_value(done, 1));
+  REQUIRE(f.finish());
+  CHECK(position(f.log(), 1) == 0);
+  // A host wait armed now succeeds too; one above the frozen value fails.
+  CHECK(f.wait_value(z.proxy, 1));
+  CHECK(f.wait_value(z.proxy, 2).code() == errc::device_lost);
   CHECK(f.wire_clean());
 }
 

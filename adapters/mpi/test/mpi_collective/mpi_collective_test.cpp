@@ -23,6 +23,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -350,6 +351,14 @@ TEST_CASE("mpi collective: a channel failed on one rank fails the next round on 
   }
   CHECK(ch.semaphore().failed());
   CHECK(ch.completed() == 1);
+  // The round completed before the failure stays completed, also for a
+  // wait armed now (docs/semaphores.md, "Failure"); the failed one never
+  // comes.
+  const auto now = std::chrono::steady_clock::now();
+  CHECK(ch.semaphore().wait_until(1, now).ok());
+  CHECK(ch.semaphore().wait_until(2, now).code() == ch.semaphore().failure()->code());
+  REQUIRE(ch.frontier_at(1));
+  CHECK(ch.frontier_at(1)->reached);
   // Every rank knows: later rounds return the failure without MPI.
   CHECK_FALSE(ch.complete_round(frontier{}));
 }

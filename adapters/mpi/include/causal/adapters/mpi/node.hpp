@@ -9,16 +9,18 @@
 //
 // Model. `export_semaphore(id, s)` installs a semaphore_observer on `s`.
 // From then on every submitted signal, reached value and failure of `s` is
-// recorded, under `s`'s lock and allocation-free, in the export's slot:
-// reached values coalesce (a slot keeps only the latest witnessed value and
-// the latest external one), a reached value supersedes the submitted
-// records at or below it, and submitted records wait in a small outbox.
-// The slot is pushed once onto a lock-free dirty list and the progress
-// context is woken. `poll()` -- the progress context, one thread at a time
-// -- first sends each dirty slot's news to the export's subscribers (the
-// ranks with a proxy of it) as SUBMITTED, REACHED and FAILED messages
-// (wire.hpp), then reads what has arrived and applies it to the proxies
-// (and sends any news that applying made):
+// recorded, under `s`'s lock and allocation-free. Submitted records wait in
+// the export's small outbox. Reached values, failures and the end of an
+// export are *ordered news*: every export of the node appends them to one
+// batch, under one spin lock, in the order the hooks ran; a reached value
+// folds into the export's previous one only when nothing else was appended
+// in between (a run of one export's values coalesces; T1 S1 T2 S2 does
+// not). A reached value supersedes the submitted records at or below it.
+// The progress context is woken. `poll()` -- the progress context, one
+// thread at a time -- first takes the batch and sends its news to each
+// export's subscribers (the ranks with a proxy of it) as SUBMITTED,
+// REACHED and FAILED messages (wire.hpp), then reads what has arrived and
+// applies it to the proxies (and sends any news that applying made):
 //
 //   SUBMITTED(v, f, p)  proxy.submit_signal(v, f, p)   remote pipelining:
 //                        a queue whose knowledge covers p elides its wait
@@ -28,8 +30,29 @@
 //   BYE / silence       proxy.fail(a node error naming the rank)
 //
 //   rank A (owner)                              rank B
-//   S.submit_signal(5)  --hook--> slot --poll--> SUBMITTED(5) --> proxy(5 submitted)
-//   S.signal(5), (6)    --hook--> slot (6 supersedes 5) --> REACHED(6) --> proxy = 6
+//   S.submit_signal(5)  --hook--> outbox --poll--> SUBMITTED(5) --> proxy(5 submitted)
+//   S.signal(5), (6)    --hook--> batch (6 folds into 5) --> REACHED(6) --> proxy = 6
+//
+// Order. A peer applies one owner's REACHED and FAILED news in the order
+// the owner's exports reached them (the batch's order; carriers are FIFO
+// per pair). That is what makes a remote frontier sound: (axis, e) claims
+// that operation e completed with every signal of it reached
+// (docs/queues.md, "Signals of one operation"), so a rank that learnt it
+// from the proxy of an operation's last signal elides its waits on the
+// proxies of the others -- which must have reached their values by then.
+// SUBMITTED news are sent first: they let a waiter elide only once it knows
+// their producer, which only a later REACHED teaches. A batch that is full
+// (Traits::news_capacity) takes no more entries until poll() takes it: a
+// later reached value of an export goes right after that export's last
+// entry as an *external* value (no frontier, nothing claimed: the proxy's
+// value is tainted until a witnessed one heals it; stats().
+// reached_without_frontier), except the latest such value of all, which
+// goes last with its frontier; a failure goes after the batch. A new
+// subscriber's snapshot follows every news sent before it, so it never
+// claims what its rank has not heard. The order is per owner: what a rank
+// learns about this owner through a third rank (whose queue waited on a
+// proxy of this owner's export, then signalled an export of its own) may
+// arrive before this owner's own news of it.
 //
 // `open_proxy(owner, id)` creates the proxy (the node owns it; the
 // reference stays valid for the node's life) and sends SUBSCRIBE; the owner
@@ -39,7 +62,9 @@
 // exported is held until the owner exports it. Updates a proxy already has
 // (at or below its value, a repeated submit) are ignored: every value is
 // applied at most once, in increasing order, and a proxy is failed by the
-// node at most once.
+// node at most once. A value a proxy reached stays reached when it fails
+// (<causal/semaphore.hpp>); a subscriber to a failed, withdrawn or
+// destroyed export first gets the value it had reached, then the failure.
 //
 // Start-up and liveness. start() validates the job against the axis layout
 // (every rank must fit its machine field; see rank_axes.hpp); the first
@@ -92,19 +117,21 @@
 //                values and frontiers are); on this rank, a proxy signal
 //                made by poll() releases like any signal.
 // Blocking/allocation: the export hooks never block or allocate: they copy
-//                the record into the slot under a spin lock and, when the
-//                slot was not queued, push it (lock-free) and wake the
-//                driver, if one set a waker (under a spin lock). poll()'s
-//                per-message path takes no lock and allocates nothing: an
-//                update is decoded into the node's one message, its proxy
-//                found in a table that only poll() touches (open_proxy and
-//                export_semaphore hand new entries over through the
-//                control queue), and applied with no allocation (a proxy
-//                allocates only when more submitted signals are
-//                outstanding than ever before); news are taken from their
-//                slot under its spin lock (the hooks' lock) and encoded
-//                into a fixed buffer; the counters are atomics with one
-//                writer, updated without a locked instruction. poll() takes
+//                the record into the batch (or the outbox) under the
+//                node's news spin lock, which every export's hooks share
+//                (that is what orders them), and, when the node had no
+//                news, wake the driver, if one set a waker (under a spin
+//                lock). poll()'s per-message path takes no lock and
+//                allocates nothing: an update is decoded into the node's
+//                one message, its proxy found in a table that only poll()
+//                touches (open_proxy and export_semaphore hand new entries
+//                over through the control queue), and applied with no
+//                allocation (a proxy allocates only when more submitted
+//                signals are outstanding than ever before); news are taken
+//                under the news lock (the batch by swapping two, the
+//                outboxes one export at a time) and encoded into a fixed
+//                buffer; the counters are atomics with one writer,
+//                updated without a locked instruction. poll() takes
 //                the node's mutex only to take requests other threads left,
 //                for a peer's HELLO, to record a malformed message or
 //                protocol error (stats().last_error) and when a peer is
@@ -118,12 +145,14 @@
 // Size:          an export slot holds Traits::outbox_capacity + 1 records
 //                of ~sizeof(Frontier) + 16 bytes (about 3.8 KiB with the
 //                defaults); a proxy slot holds a Semaphore and 65 bytes of
-//                failure text; the node holds a few such records of
+//                failure text; the node holds two batches of
+//                Traits::news_capacity entries of sizeof(Frontier) + 64
+//                bytes (33 KiB with the defaults), a few records of
 //                scratch, per-rank peer state and its tables.
 // Configuration: Carrier (causal::mpi::carrier), Semaphore (the proxy type,
 //                a basic_semaphore or an adapter semaphore; its frontier
 //                type and layout are the node's), Traits
-//                (default_node_traits: outbox_capacity,
+//                (default_node_traits: outbox_capacity, news_capacity,
 //                max_proxy_pending, max_early_subscriptions), Clock
 //                (coarse_node_clock, to within a clock tick;
 //                steady_node_clock; manual_clock in tests);
@@ -177,6 +206,16 @@ struct default_node_traits {
   /// lock per record): nothing is lost, the buffer only saves re-reading.
   /// 16 records are ~3.5 KiB per export with the default frontier.
   static constexpr std::size_t outbox_capacity = 16;
+  /// Ordered news (reached values, failures, ends of exports; see the file
+  /// comment, "Order") all exports buffer between two polls. A run of one
+  /// export's values takes one entry; alternating exports (an operation
+  /// that signals T, then S) take one per value. When more arrive, the
+  /// excess is sent in order but without frontiers (external values:
+  /// sound, but a proxy's waiters learn nothing from them until a witnessed
+  /// value heals the taint), except the latest, which keeps its frontier.
+  /// 64 entries are 16.5 KiB per batch with the default frontier (two
+  /// batches per node); a poll loop that keeps up never fills one.
+  static constexpr std::size_t news_capacity = 64;
   /// Submitted signals a proxy holds at most; further SUBMITTED messages
   /// are dropped (counted): a wait on such a value is then only elided once
   /// the value is reached. Bounds what a peer can make this rank allocate.
@@ -190,6 +229,7 @@ struct default_node_traits {
 template <class T>
 concept node_traits = requires {
   { T::outbox_capacity } -> std::convertible_to<std::size_t>;
+  { T::news_capacity } -> std::convertible_to<std::size_t>;
   { T::max_proxy_pending } -> std::convertible_to<std::size_t>;
   { T::max_early_subscriptions } -> std::convertible_to<std::size_t>;
 };
@@ -307,6 +347,11 @@ struct node_stats {
   std::uint64_t failed_sent = 0;
   /// Reached values folded into a later one before they were sent.
   std::uint64_t reached_coalesced = 0;
+  /// Reached values sent as external values (no frontier) to keep the
+  /// order: more ordered news arrived between two polls than
+  /// Traits::news_capacity. The proxies' values are tainted until a later
+  /// witnessed value heals them.
+  std::uint64_t reached_without_frontier = 0;
   /// Submitted records dropped before sending: a reached value covered them.
   std::uint64_t submitted_superseded = 0;
   /// Outbox overflows answered by re-reading the semaphore.
@@ -365,6 +410,7 @@ class basic_node {
   using clock_type = Clock;
 
   static_assert(Traits::outbox_capacity >= 1, "Traits::outbox_capacity must be at least 1");
+  static_assert(Traits::news_capacity >= 1, "Traits::news_capacity must be at least 1");
   static_assert(Carrier::max_message_bytes >= max_update_size<frontier_type>,
                 "Carrier::max_message_bytes must hold the largest update (max_update_size<Frontier>)");
   static_assert(Carrier::max_message_bytes >= max_failed_size, "Carrier::max_message_bytes must hold a FAILED");
@@ -389,6 +435,7 @@ class basic_node {
         peers_(carrier.size()),
         scratch_outbox_(std::make_unique<update_record[]>(Traits::outbox_capacity)) {
     touched_ranks_.reserve(size_);
+    for (news_batch& b : batches_) b.entries = std::make_unique<news_entry[]>(Traits::news_capacity);
   }
 
   basic_node(const basic_node&) = delete;
@@ -614,6 +661,11 @@ class basic_node {
       if (const status s = merge_axis(own_axes_, frontier_entry{a, epoch}); !s) return s;
       if (hello_taken_) {
         (void)merge_axis(late_axes_, frontier_entry{a, epoch});  // capacity reserved above
+        // seq_cst: a signal this thread makes next, naming the axis, is
+        // appended to the news after this store; poll() reads the flag
+        // after taking that news (send_announced_axes), so it sends AXES
+        // first.
+        axes_pending_.store(true, std::memory_order_seq_cst);
         late = true;
       }
     }
@@ -671,7 +723,7 @@ class basic_node {
     work += drain_control();
     // News first: the owner's half of a hop does not wait for the receive
     // step (nor for the clock read, which stamps these sends afterwards).
-    work += flush_dirty();
+    work += flush_news();
     work += carrier_->poll(&on_message_thunk, this);
     // The clock (~17 ns here) is read after delivery, and only by a poll
     // that moved nothing so far, or after busy_polls_per_clock_read busy
@@ -681,7 +733,7 @@ class basic_node {
     if (!now_valid_ && (work == 0 || ++busy_polls_ >= busy_polls_per_clock_read)) read_clock();
     work += answer_subscriptions();
     // News the deliveries made (a proxy's callback signalled an export).
-    work += flush_dirty();
+    work += flush_news();
     if (now_valid_) work += check_peers();
     work += lose_pending_peers();
     if (shutdown_requested_.load(std::memory_order_acquire)) {
@@ -715,8 +767,7 @@ class basic_node {
   /// (lock-free, seq_cst: a driver going to sleep re-checks it after
   /// announcing so, see progress.hpp).
   [[nodiscard]] bool has_work() const noexcept {
-    return dirty_.load(std::memory_order_seq_cst) != nullptr ||
-           control_pending_.load(std::memory_order_seq_cst);
+    return news_pending_.load(std::memory_order_seq_cst) || control_pending_.load(std::memory_order_seq_cst);
   }
 
   /// Installs the driver's wake-up (null: none). When it returns, no call
@@ -750,6 +801,7 @@ class basic_node {
     s.reached_sent = counters_.reached_sent.load(std::memory_order_relaxed);
     s.failed_sent = counters_.failed_sent.load(std::memory_order_relaxed);
     s.reached_coalesced = counters_.reached_coalesced.load(std::memory_order_relaxed);
+    s.reached_without_frontier = counters_.reached_without_frontier.load(std::memory_order_relaxed);
     s.submitted_superseded = counters_.submitted_superseded.load(std::memory_order_relaxed);
     s.resyncs = counters_.resyncs.load(std::memory_order_relaxed);
     s.heartbeats_sent = counters_.heartbeats_sent.load(std::memory_order_relaxed);
@@ -803,33 +855,61 @@ class basic_node {
     std::mutex life;
     void* sem = nullptr;
 
-    // Written by the hooks (under the semaphore's lock and this spin lock),
-    // read by poll() (under this lock). `witnessed` and `external` stay as
-    // a mirror of the latest reached state for new subscribers.
-    causal::detail::spin_lock lock;
-    update_record witnessed{};  ///< latest witnessed reached value (0: none)
-    std::uint64_t external = 0;  ///< latest value reached externally
-    bool witnessed_dirty = false;
-    bool external_dirty = false;
+    // Written by the hooks (under the semaphore's lock and the node's
+    // news_lock_), read by poll() under news_lock_.
     std::array<update_record, Traits::outbox_capacity> outbox{};
     std::size_t outbox_count = 0;
     bool resync = false;
-    std::optional<error> failure{};
-    bool failure_dirty = false;
-    bool gone = false;
-    error gone_error{};
-    bool gone_dirty = false;
-    std::uint64_t coalesced = 0;
-    std::uint64_t superseded = 0;
-
-    // The dirty list: queued (under `lock`) is true from claim_queue until
-    // poll() takes the slot's news.
+    bool failed = false;  ///< the failure is in the news
+    bool gone = false;    ///< the end of the export is in the news
+    /// Sequence number of the slot's latest entry in the news (0: none).
+    std::uint64_t last_entry = 0;
+    /// The latest value reached while the batch was full (0: none), with
+    /// its record and its place among all such values (see
+    /// record_reached_locked).
+    std::uint64_t catch_up = 0;
+    std::uint64_t catch_up_order = 0;
+    update_record catch_up_record{};
+    bool catch_up_external = false;  ///< the latest folded value was external
+    bool catch_up_witnessed = false;  ///< a witnessed value was folded in
+    /// A failure or end that found the batch full: sent after it.
+    std::optional<error> tail_failure{};
+    std::optional<error> tail_gone{};
+    /// On the node's slot list (slot-level news: outbox, catch-up, tail)
+    /// until poll() takes it.
     bool queued = false;
-    export_slot* next_dirty = nullptr;
+    export_slot* next_news = nullptr;
 
-    // poll() only.
+    // poll() only: what flush_news took from the slot, and what the
+    // subscribers have been sent (the snapshot a new one gets).
+    export_slot* next_taken = nullptr;
+    std::uint64_t taken_catch_up = 0;
+    std::uint64_t taken_last_entry = 0;
+    bool taken_catch_up_external = false;
+    bool taken_catch_up_witnessed = false;
+    std::optional<error> taken_tail_failure{};
+    std::optional<error> taken_tail_gone{};
+    update_record shown{};            ///< latest witnessed value sent (0: none)
+    std::uint64_t shown_external = 0;  ///< latest external value sent
+    std::optional<error> shown_failure{};
+    std::optional<error> shown_gone{};
     std::vector<std::uint32_t> subscribers{};
     std::atomic<std::size_t> subscriber_count{0};
+  };
+
+  /// One entry of the ordered news.
+  enum class news_kind : std::uint8_t { reached, external, failed, gone };
+  struct news_entry {
+    export_slot* slot = nullptr;
+    news_kind kind = news_kind::reached;
+    update_record record{};  ///< reached: the value's record; external: its value
+    error failure{};         ///< failed, gone
+  };
+  /// The hooks fill one batch while poll() sends the other.
+  struct news_batch {
+    std::unique_ptr<news_entry[]> entries;
+    std::size_t count = 0;
+    std::uint64_t first_seq = 1;  ///< sequence number of entries[0]
   };
 
   //===-- proxy slots --===//
@@ -954,8 +1034,8 @@ class basic_node {
     std::atomic<std::uint64_t> messages_sent{0}, bytes_sent{0}, messages_received{0}, bytes_received{0},
         malformed{0}, protocol_errors{0}, updates_ignored{0}, submitted_dropped{0}, submitted_applied{0},
         reached_applied{0}, proxies_failed{0}, submitted_sent{0}, reached_sent{0}, failed_sent{0},
-        reached_coalesced{0}, submitted_superseded{0}, resyncs{0}, heartbeats_sent{0}, send_failures{0},
-        peers_lost{0};
+        reached_coalesced{0}, reached_without_frontier{0}, submitted_superseded{0}, resyncs{0},
+        heartbeats_sent{0}, send_failures{0}, peers_lost{0};
   };
 
   static void bump(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
@@ -970,9 +1050,10 @@ class basic_node {
 
   static void hook_submitted(void* context, const observed_signal<frontier_type>& ev) noexcept {
     export_slot& slot = *static_cast<export_slot*>(context);
-    bool push = false;
+    basic_node& n = *slot.node;
+    bool wake = false;
     {
-      causal::detail::spin_guard guard(slot.lock);
+      causal::detail::spin_guard guard(n.news_lock_);
       if (slot.gone) return;
       if (slot.resync) {
         // poll() re-reads every outstanding record anyway.
@@ -987,30 +1068,19 @@ class basic_node {
         r.frontier = *ev.frontier;
         r.producer = ev.producer;
       }
-      push = claim_queue(slot);
+      wake = n.queue_slot_locked(slot);
     }
-    if (push) slot.node->push_dirty(slot);
+    if (wake) n.kick();
   }
 
   static void hook_reached(void* context, const observed_signal<frontier_type>& ev) noexcept {
     export_slot& slot = *static_cast<export_slot*>(context);
-    bool push = false;
+    basic_node& n = *slot.node;
+    bool wake = false;
     {
-      causal::detail::spin_guard guard(slot.lock);
+      causal::detail::spin_guard guard(n.news_lock_);
       if (slot.gone) return;
-      if (ev.external) {
-        if (ev.value > slot.external) {
-          if (slot.external_dirty) ++slot.coalesced;
-          slot.external = ev.value;
-          slot.external_dirty = true;
-        }
-      } else if (ev.value > slot.witnessed.value) {
-        if (slot.witnessed_dirty) ++slot.coalesced;
-        slot.witnessed.value = ev.value;
-        slot.witnessed.frontier = *ev.frontier;
-        slot.witnessed.producer = ev.producer;
-        slot.witnessed_dirty = true;
-      }
+      wake = n.record_reached_locked(slot, ev);
       // A reached value supersedes the submitted records at or below it:
       // the proxy would drop them anyway.
       std::size_t kept = 0;
@@ -1020,24 +1090,23 @@ class basic_node {
           ++kept;
         }
       }
-      slot.superseded += slot.outbox_count - kept;
+      n.superseded_ += slot.outbox_count - kept;
       slot.outbox_count = kept;
-      push = claim_queue(slot);
     }
-    if (push) slot.node->push_dirty(slot);
+    if (wake) n.kick();
   }
 
   static void hook_failed(void* context, const error& e) noexcept {
     export_slot& slot = *static_cast<export_slot*>(context);
-    bool push = false;
+    basic_node& n = *slot.node;
+    bool wake = false;
     {
-      causal::detail::spin_guard guard(slot.lock);
-      if (slot.gone || slot.failure) return;
-      slot.failure = e;
-      slot.failure_dirty = true;
-      push = claim_queue(slot);
+      causal::detail::spin_guard guard(n.news_lock_);
+      if (slot.gone || slot.failed) return;
+      slot.failed = true;
+      wake = n.record_end_locked(slot, news_kind::failed, e);
     }
-    if (push) slot.node->push_dirty(slot);
+    if (wake) n.kick();
   }
 
   static void hook_destroyed(void* context) noexcept {
@@ -1050,43 +1119,109 @@ class basic_node {
     slot.node->mark_gone(slot, error{errc::cancelled, "the exported semaphore was destroyed", slot.id});
   }
 
-  /// Under slot.lock, with news just written: true when the slot is not
-  /// queued yet, and the caller must push_dirty() it after unlocking.
-  /// poll() clears `queued` under the same lock as it takes the news, so
-  /// news written while the slot is queued are taken by that poll, and a
-  /// slot is on the dirty list at most once. (A plain flag under the lock
-  /// the hook holds anyway: no read-modify-write of its own.)
-  static bool claim_queue(export_slot& slot) noexcept {
-    if (slot.queued) return false;
-    slot.queued = true;
+  //===-- the news (under news_lock_) --===//
+
+  /// Notes that the node has news; true when it had none, and the caller
+  /// must kick() the driver after unlocking.
+  bool note_news_locked() noexcept {
+    if (news_pending_.load(std::memory_order_relaxed)) return false;
+    // seq_cst: the hook's side of the sleep hand-off with a driver, which
+    // announces it sleeps and then reads has_work().
+    news_pending_.store(true, std::memory_order_seq_cst);
     return true;
   }
 
-  /// Pushes `slot` (claimed by claim_queue) onto the dirty list and wakes
-  /// the driver.
-  void push_dirty(export_slot& slot) noexcept {
-    export_slot* head = dirty_.load(std::memory_order_relaxed);
-    do {
-      slot.next_dirty = head;
-      // seq_cst: the hook's side of the sleep hand-off with a driver, which
-      // announces it sleeps and then reads the list head (has_work()).
-    } while (!dirty_.compare_exchange_weak(head, &slot, std::memory_order_seq_cst, std::memory_order_relaxed));
-    kick();
+  /// Puts `slot` on the slot list (its slot-level news: outbox, catch-up,
+  /// tail) unless it is there; returns note_news_locked().
+  bool queue_slot_locked(export_slot& slot) noexcept {
+    if (!slot.queued) {
+      slot.queued = true;
+      slot.next_news = slot_news_;
+      slot_news_ = &slot;
+    }
+    return note_news_locked();
+  }
+
+  /// Appends reached value `ev` of `slot` to the ordered news. It folds
+  /// into the slot's previous entry only when that entry is the batch's
+  /// last (nothing of another export came in between): folding across
+  /// another export's entry would move this value behind news that may
+  /// claim it, or the other's ahead of it. A full batch takes no entry:
+  /// the value becomes the slot's catch-up, sent right after the slot's
+  /// last entry as an external value (a value early, claiming nothing),
+  /// or -- for the latest catch-up of all, which nothing that follows can
+  /// claim -- last, with its frontier.
+  bool record_reached_locked(export_slot& slot, const observed_signal<frontier_type>& ev) noexcept {
+    news_batch& b = batches_[filling_];
+    const news_kind kind = ev.external ? news_kind::external : news_kind::reached;
+    // The latest ordered news of all, a catch-up or a tail included, is
+    // this slot's entry: fold into it.
+    if (run_slot_ == &slot && b.count != 0 && b.entries[b.count - 1].kind == kind) {
+      news_entry& e = b.entries[b.count - 1];
+      e.record.value = ev.value;
+      if (!ev.external) {
+        e.record.frontier = *ev.frontier;
+        e.record.producer = ev.producer;
+      }
+      ++coalesced_;
+      return note_news_locked();
+    }
+    if (b.count < Traits::news_capacity) {
+      news_entry& e = b.entries[b.count++];
+      e.slot = &slot;
+      e.kind = kind;
+      e.record.value = ev.value;
+      if (!ev.external) {
+        e.record.frontier = *ev.frontier;
+        e.record.producer = ev.producer;
+      }
+      slot.last_entry = b.first_seq + b.count - 1;
+      run_slot_ = &slot;
+      return note_news_locked();
+    }
+    run_slot_ = nullptr;
+    slot.catch_up = ev.value;
+    slot.catch_up_order = ++catch_up_order_;
+    slot.catch_up_external = ev.external;
+    if (!ev.external) {
+      slot.catch_up_witnessed = true;
+      slot.catch_up_record.value = ev.value;
+      slot.catch_up_record.frontier = *ev.frontier;
+      slot.catch_up_record.producer = ev.producer;
+    }
+    return queue_slot_locked(slot);
+  }
+
+  /// Appends the slot's failure or end (`kind`), or, when the batch is
+  /// full, keeps it to send after the batch.
+  bool record_end_locked(export_slot& slot, news_kind kind, const error& e) noexcept {
+    news_batch& b = batches_[filling_];
+    if (b.count < Traits::news_capacity) {
+      news_entry& entry = b.entries[b.count++];
+      entry.slot = &slot;
+      entry.kind = kind;
+      entry.record.value = 0;
+      entry.failure = e;
+      slot.last_entry = b.first_seq + b.count - 1;
+      run_slot_ = nullptr;
+      return note_news_locked();
+    }
+    run_slot_ = nullptr;
+    (kind == news_kind::failed ? slot.tail_failure : slot.tail_gone) = e;
+    return queue_slot_locked(slot);
   }
 
   void mark_gone(export_slot& slot, const error& why) noexcept {
-    bool push = false;
+    bool wake = false;
     {
-      causal::detail::spin_guard guard(slot.lock);
+      causal::detail::spin_guard guard(news_lock_);
       if (slot.gone) return;
       slot.gone = true;
-      slot.gone_error = why;
-      slot.gone_dirty = true;
       slot.outbox_count = 0;
       slot.resync = false;
-      push = claim_queue(slot);
+      wake = record_end_locked(slot, news_kind::gone, why);
     }
-    if (push) push_dirty(slot);
+    if (wake) kick();
   }
 
   void kick() noexcept {
@@ -1624,59 +1759,55 @@ class basic_node {
       }
       return 1;
     }
+    // Every news taken so far goes out first, and the snapshot is the state
+    // it leaves: the export's value then follows (on `peer`'s side too) the
+    // news of other exports the owner reached before it, which that value
+    // may claim (file comment, "Order"). A snapshot read from the live
+    // slot could be newer than news still waiting in the batch.
+    std::size_t work = flush_news();
     auto& subs = slot->subscribers;
     if (std::find(subs.begin(), subs.end(), peer) == subs.end()) {
       try {
         subs.push_back(peer);
       } catch (...) {
         send_failed_to(peer, id, error{errc::resource_exhausted, "the owner ran out of memory for a subscription", id});
-        return 1;
+        return work + 1;
       }
       slot->subscriber_count.store(subs.size(), std::memory_order_relaxed);
     }
-    return send_snapshot(*slot, peer);
+    return work + send_snapshot(*slot, peer);
   }
 
-  /// Sends `peer` the export's current state: reached record(s), every
-  /// outstanding submitted record (re-read from the semaphore), failure.
+  /// Sends `peer` the export's state as its subscribers have been sent it:
+  /// the reached record(s), then the failure or the end of the export (a
+  /// value reached before either stays reached on the proxy, however late
+  /// it is opened), else every outstanding submitted record (re-read from
+  /// the semaphore).
   std::size_t send_snapshot(export_slot& slot, std::uint32_t peer) noexcept {
-    update_record& wit = scratch_reached_;
-    std::uint64_t ext = 0;
-    std::optional<error> failure;
-    bool gone = false;
-    error gone_error{};
-    {
-      causal::detail::spin_guard guard(slot.lock);
-      wit = slot.witnessed;
-      ext = slot.external;
-      failure = slot.failure;
-      gone = slot.gone;
-      gone_error = slot.gone_error;
-    }
     std::size_t sent = 0;
-    if (gone) {
-      send_failed_to(peer, slot.id, gone_error);
-      auto& subs = slot.subscribers;
-      subs.erase(std::remove(subs.begin(), subs.end(), peer), subs.end());
-      slot.subscriber_count.store(subs.size(), std::memory_order_relaxed);
-      return 1;
-    }
-    if (wit.value != 0) {
-      send_bytes(peer, encoded(encode_reached(std::span<std::byte>(buffer_), slot.id, wit.value, wit.frontier,
-                                              wit.producer)));
+    if (slot.shown.value != 0) {
+      send_bytes(peer, encoded(encode_reached(std::span<std::byte>(buffer_), slot.id, slot.shown.value,
+                                              slot.shown.frontier, slot.shown.producer)));
       bump(counters_.reached_sent);
       ++sent;
     }
-    if (ext > wit.value) {
-      send_bytes(peer, encoded(encode_reached_external(std::span<std::byte>(buffer_), slot.id, ext)));
+    if (slot.shown_external > slot.shown.value) {
+      send_bytes(peer, encoded(encode_reached_external(std::span<std::byte>(buffer_), slot.id, slot.shown_external)));
       bump(counters_.reached_sent);
       ++sent;
     }
-    if (failure) {
-      send_failed_to(peer, slot.id, *failure);
+    if (slot.shown_failure || slot.shown_gone) {
+      // The owner's failure wins over the end: it is what the proxy of an
+      // earlier subscriber failed with.
+      send_failed_to(peer, slot.id, slot.shown_failure ? *slot.shown_failure : *slot.shown_gone);
+      if (slot.shown_gone) {
+        auto& subs = slot.subscribers;
+        subs.erase(std::remove(subs.begin(), subs.end(), peer), subs.end());
+        slot.subscriber_count.store(subs.size(), std::memory_order_relaxed);
+      }
       return sent + 1;
     }
-    sent += send_pending(slot, std::max(wit.value, ext), &peer);
+    sent += send_pending(slot, std::max(slot.shown.value, slot.shown_external), &peer);
     return sent;
   }
 
@@ -1702,113 +1833,180 @@ class basic_node {
     return sent;
   }
 
-  std::size_t flush_dirty() noexcept {
+  /// Takes the ordered news and the slots' news and sends them: SUBMITTED
+  /// first (order-free), then the batch in order with the catch-ups, then
+  /// the failures that found the batch full, then the latest catch-up (see
+  /// record_reached_locked).
+  std::size_t flush_news() noexcept {
     // A plain load first: an idle poll takes no cache line exclusive. A
-    // hook's push after this load is seen by the next poll (has_work()
+    // hook's news after this load is seen by the next poll (has_work()
     // keeps a sleeping driver from missing it).
-    if (dirty_.load(std::memory_order_relaxed) == nullptr) return 0;
-    export_slot* list = dirty_.exchange(nullptr, std::memory_order_acq_rel);
-    // An axis announced before a signal that names it is sent first: the
-    // announcing thread set control_pending_ before its signal pushed the
-    // slot we just took (seq_cst, and our exchange synchronizes with the
-    // push), so this load sees it.
-    std::size_t work = drain_control();
-    while (list != nullptr) {
-      export_slot* slot = list;
-      list = slot->next_dirty;
-      // flush_slot clears `queued` with the news it takes, after
-      // next_dirty was read: a hook may push the slot again from then on.
-      work += flush_slot(*slot);
+    if (!news_pending_.load(std::memory_order_relaxed)) return 0;
+    news_batch* taken = nullptr;
+    export_slot* slots = nullptr;
+    export_slot* last = nullptr;  // the slot with the latest catch-up
+    update_record& last_record = scratch_catch_up_;
+    {
+      causal::detail::spin_guard guard(news_lock_);
+      news_pending_.store(false, std::memory_order_relaxed);
+      taken = &batches_[filling_];
+      filling_ ^= 1;
+      news_batch& next = batches_[filling_];
+      next.count = 0;
+      next.first_seq = taken->first_seq + taken->count;
+      run_slot_ = nullptr;
+      std::uint64_t latest = 0;
+      for (export_slot* s = std::exchange(slot_news_, nullptr); s != nullptr; s = s->next_news) {
+        s->queued = false;
+        s->next_taken = slots;
+        slots = s;
+        s->taken_catch_up = std::exchange(s->catch_up, 0);
+        s->taken_catch_up_external = s->catch_up_external;
+        s->taken_catch_up_witnessed = std::exchange(s->catch_up_witnessed, false);
+        s->taken_last_entry = s->last_entry;
+        s->taken_tail_failure = std::exchange(s->tail_failure, std::nullopt);
+        s->taken_tail_gone = std::exchange(s->tail_gone, std::nullopt);
+        if (s->taken_catch_up != 0 && s->catch_up_order > latest) {
+          latest = s->catch_up_order;
+          last = s;
+        }
+      }
+      // The hooks may overwrite the slot's catch-up record once the new
+      // batch fills: copy the one sent with its frontier now.
+      if (last != nullptr && !last->taken_catch_up_external) last_record = last->catch_up_record;
+      bump(counters_.reached_coalesced, std::exchange(coalesced_, 0));
+      bump(counters_.submitted_superseded, std::exchange(superseded_, 0));
+    }
+    // An axis announced before a signal that names it goes first (see
+    // announce_axis).
+    std::size_t work = send_announced_axes();
+    for (export_slot* s = slots; s != nullptr; s = s->next_taken) work += send_outbox(*s);
+    // Catch-ups of slots with no entry in this batch: before all of it.
+    for (export_slot* s = slots; s != nullptr; s = s->next_taken) {
+      if (s != last && s->taken_catch_up != 0 && s->taken_last_entry < taken->first_seq) work += send_catch_up(*s);
+    }
+    for (std::size_t i = 0; i < taken->count; ++i) {
+      const news_entry& e = taken->entries[i];
+      work += send_entry(e);
+      export_slot& s = *e.slot;
+      if (&s != last && s.taken_catch_up != 0 && s.taken_last_entry == taken->first_seq + i) {
+        work += send_catch_up(s);
+      }
+    }
+    for (export_slot* s = slots; s != nullptr; s = s->next_taken) {
+      if (s != last) work += send_tails(*s);
+    }
+    if (last != nullptr) {
+      if (last->taken_catch_up_external) {
+        work += send_catch_up(*last);
+      } else {
+        last->taken_catch_up = 0;
+        work += send_reached(*last, last_record);
+      }
+      work += send_tails(*last);
     }
     return work;
   }
 
-  std::size_t flush_slot(export_slot& slot) noexcept {
-    update_record& wit = scratch_reached_;
-    bool send_wit = false;
-    bool send_ext = false;
-    std::uint64_t ext = 0;
+  /// Sends one entry of the ordered news and records it for snapshots.
+  std::size_t send_entry(const news_entry& e) noexcept {
+    export_slot& slot = *e.slot;
+    switch (e.kind) {
+      case news_kind::reached: return send_reached(slot, e.record);
+      case news_kind::external: return send_external(slot, e.record.value);
+      case news_kind::failed: return send_failure(slot, e.failure);
+      case news_kind::gone: return send_gone(slot, e.failure);
+    }
+    return 0;
+  }
+
+  std::size_t send_reached(export_slot& slot, const update_record& r) noexcept {
+    slot.shown = r;
+    if (slot.subscribers.empty()) return 0;
+    return send_to_all(slot.subscribers,
+                       encoded(encode_reached(std::span<std::byte>(buffer_), slot.id, r.value, r.frontier, r.producer)),
+                       counters_.reached_sent);
+  }
+
+  std::size_t send_external(export_slot& slot, std::uint64_t v) noexcept {
+    slot.shown_external = std::max(slot.shown_external, v);
+    if (slot.subscribers.empty()) return 0;
+    return send_to_all(slot.subscribers, encoded(encode_reached_external(std::span<std::byte>(buffer_), slot.id, v)),
+                       counters_.reached_sent);
+  }
+
+  std::size_t send_failure(export_slot& slot, const error& e) noexcept {
+    if (!slot.shown_failure) slot.shown_failure = e;
+    if (slot.subscribers.empty()) return 0;
+    return send_to_all(slot.subscribers, encoded(encode_failed(std::span<std::byte>(buffer_), slot.id, e)),
+                       counters_.failed_sent);
+  }
+
+  std::size_t send_gone(export_slot& slot, const error& e) noexcept {
+    if (!slot.shown_gone) slot.shown_gone = e;
+    if (slot.subscribers.empty()) return 0;
+    const std::size_t sent = send_to_all(
+        slot.subscribers, encoded(encode_failed(std::span<std::byte>(buffer_), slot.id, e)), counters_.failed_sent);
+    slot.subscribers.clear();
+    slot.subscriber_count.store(0, std::memory_order_relaxed);
+    return sent;
+  }
+
+  /// The slot's catch-up as an external value: it claims nothing, so it
+  /// may go ahead of news reached before it (record_reached_locked).
+  std::size_t send_catch_up(export_slot& slot) noexcept {
+    const std::uint64_t v = std::exchange(slot.taken_catch_up, 0);
+    // Counted where a witnessed value's frontier is lost (an external
+    // signal's value has none).
+    if (slot.taken_catch_up_witnessed) bump(counters_.reached_without_frontier);
+    return send_external(slot, v);
+  }
+
+  std::size_t send_tails(export_slot& slot) noexcept {
+    std::size_t sent = 0;
+    if (slot.taken_tail_failure) sent += send_failure(slot, *std::exchange(slot.taken_tail_failure, std::nullopt));
+    if (slot.taken_tail_gone) sent += send_gone(slot, *std::exchange(slot.taken_tail_gone, std::nullopt));
+    return sent;
+  }
+
+  /// Takes the slot's submitted records (one lock hold) and sends them;
+  /// re-reads them all from the semaphore after an outbox overflow.
+  std::size_t send_outbox(export_slot& slot) noexcept {
     std::size_t n = 0;
     bool resync = false;
-    std::optional<error> failure;
-    bool gone = false;
-    error gone_error{};
-    std::uint64_t reached_max = 0;
-    // The common news, a witnessed reached value alone, is encoded under
-    // the lock straight from the slot: no copy of its ~220-byte record
-    // (a few ns of every hop).
-    std::span<const std::byte> reached_alone;
     {
-      causal::detail::spin_guard guard(slot.lock);
-      slot.queued = false;
-      bump(counters_.reached_coalesced, slot.coalesced);
-      bump(counters_.submitted_superseded, slot.superseded);
-      slot.coalesced = 0;
-      slot.superseded = 0;
-      if (slot.witnessed_dirty && !slot.external_dirty && slot.outbox_count == 0 && !slot.resync &&
-          !slot.failure_dirty && !slot.gone_dirty) {
-        slot.witnessed_dirty = false;
-        if (!slot.subscribers.empty()) {
-          reached_alone = encoded(encode_reached(std::span<std::byte>(buffer_), slot.id, slot.witnessed.value,
-                                                 slot.witnessed.frontier, slot.witnessed.producer));
-        }
-        send_wit = false;
-      } else {
-        send_wit = slot.witnessed_dirty;
-      }
-      reached_max = std::max(slot.witnessed.value, slot.external);
-      if (send_wit) wit = slot.witnessed;
-      send_ext = slot.external_dirty && slot.external > slot.witnessed.value;
-      ext = slot.external;
-      slot.witnessed_dirty = false;
-      slot.external_dirty = false;
+      causal::detail::spin_guard guard(news_lock_);
       n = slot.outbox_count;
       for (std::size_t i = 0; i < n; ++i) scratch_outbox_[i] = slot.outbox[i];
       slot.outbox_count = 0;
-      resync = slot.resync;
-      slot.resync = false;
-      if (slot.failure_dirty) failure = slot.failure;
-      slot.failure_dirty = false;
-      gone = slot.gone_dirty;
-      gone_error = slot.gone_error;
-      slot.gone_dirty = false;
+      resync = std::exchange(slot.resync, false);
     }
     if (resync) bump(counters_.resyncs);
     if (slot.subscribers.empty()) return 0;
-    if (!reached_alone.empty()) return send_to_all(slot.subscribers, reached_alone, counters_.reached_sent);
+    // Submitted records are order-free (file comment, "Order"): the
+    // re-read starts above what the subscribers were sent and skips
+    // values reached meanwhile.
+    if (resync) return send_pending(slot, std::max(slot.shown.value, slot.shown_external), nullptr);
     std::size_t sent = 0;
-    if (send_wit) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const update_record& r = scratch_outbox_[i];
       sent += send_to_all(slot.subscribers,
-                          encoded(encode_reached(std::span<std::byte>(buffer_), slot.id, wit.value, wit.frontier,
-                                                 wit.producer)),
-                          counters_.reached_sent);
-    }
-    if (send_ext) {
-      sent += send_to_all(slot.subscribers, encoded(encode_reached_external(std::span<std::byte>(buffer_), slot.id, ext)),
-                          counters_.reached_sent);
-    }
-    if (resync) {
-      sent += send_pending(slot, reached_max, nullptr);
-    } else {
-      for (std::size_t i = 0; i < n; ++i) {
-        const update_record& r = scratch_outbox_[i];
-        sent += send_to_all(slot.subscribers,
-                            encoded(encode_submitted(std::span<std::byte>(buffer_), slot.id, r.value, r.frontier,
-                                                     r.producer)),
-                            counters_.submitted_sent);
-      }
-    }
-    if (failure) {
-      const result<std::size_t> bytes = encode_failed(std::span<std::byte>(buffer_), slot.id, *failure);
-      sent += send_to_all(slot.subscribers, encoded(bytes), counters_.failed_sent);
-    }
-    if (gone) {
-      const result<std::size_t> bytes = encode_failed(std::span<std::byte>(buffer_), slot.id, gone_error);
-      sent += send_to_all(slot.subscribers, encoded(bytes), counters_.failed_sent);
-      slot.subscribers.clear();
-      slot.subscriber_count.store(0, std::memory_order_relaxed);
+                          encoded(encode_submitted(std::span<std::byte>(buffer_), slot.id, r.value, r.frontier,
+                                                   r.producer)),
+                          counters_.submitted_sent);
     }
     return sent;
+  }
+
+  /// Sends the axes announced since the last send (announce_axis).
+  std::size_t send_announced_axes() noexcept {
+    if (!axes_pending_.load(std::memory_order_seq_cst)) return 0;
+    {
+      std::lock_guard lock(mutex_);
+      axes_pending_.store(false, std::memory_order_relaxed);
+      late_work_.swap(late_axes_);  // late_work_ is empty between sends
+    }
+    return send_late_axes();
   }
 
   //===-- requests from other threads --===//
@@ -1821,6 +2019,7 @@ class basic_node {
       std::lock_guard lock(mutex_);
       control_work_.swap(controls_);
       lost = std::exchange(lost_controls_, false);
+      axes_pending_.store(false, std::memory_order_relaxed);
       late_work_.swap(late_axes_);
     }
     // Axes first: news sent below may name them.
@@ -1999,7 +2198,7 @@ class basic_node {
     }
     if (hello_sent_) {
       (void)drain_control();
-      (void)flush_dirty();
+      (void)flush_news();
       send_to_every_peer(encoded(encode_bye(std::span<std::byte>(buffer_))));
     }
     {
@@ -2012,13 +2211,14 @@ class basic_node {
     });
     withdraw_all();
     closed_ = true;
-    // Drop what shutdown made dirty: nothing is sent after BYE.
-    export_slot* list = dirty_.exchange(nullptr, std::memory_order_acq_rel);
-    while (list != nullptr) {
-      export_slot* next = list->next_dirty;
-      causal::detail::spin_guard guard(list->lock);
-      list->queued = false;
-      list = next;
+    {
+      // Drop the news shutdown made: nothing is sent after BYE, and no
+      // hook runs any more (withdraw_all removed the observers).
+      causal::detail::spin_guard guard(news_lock_);
+      for (news_batch& b : batches_) b.count = 0;
+      run_slot_ = nullptr;
+      for (export_slot* s = std::exchange(slot_news_, nullptr); s != nullptr; s = s->next_news) s->queued = false;
+      news_pending_.store(false, std::memory_order_relaxed);
     }
     control_pending_.store(false, std::memory_order_relaxed);
   }
@@ -2047,13 +2247,26 @@ class basic_node {
   std::atomic<bool> started_{false};
   std::atomic<bool> closed_flag_{false};
   std::atomic<bool> shutdown_requested_{false};
-  alignas(CAUSAL_CACHELINE_SIZE) std::atomic<export_slot*> dirty_{nullptr};
   std::atomic<bool> control_pending_{false};
+  std::atomic<bool> axes_pending_{false};  // late_axes_ has entries to send
   causal::detail::spin_lock waker_lock_;
   waker_fn waker_ = nullptr;
   void* waker_context_ = nullptr;
   std::atomic<bool> has_waker_{false};  // waker_ != nullptr; written under waker_lock_
   atomic_counters counters_{};
+
+  // The news: written by the export hooks (any thread, under the exported
+  // semaphore's lock) and taken by poll(), all under news_lock_, on lines
+  // of their own.
+  alignas(CAUSAL_CACHELINE_SIZE) causal::detail::spin_lock news_lock_;
+  std::atomic<bool> news_pending_{false};   // anything below to send
+  std::array<news_batch, 2> batches_{};     // [filling_] takes the hooks' entries
+  std::size_t filling_ = 0;
+  export_slot* run_slot_ = nullptr;         // whose entry the latest ordered news is (null: none)
+  export_slot* slot_news_ = nullptr;        // slots with slot-level news
+  std::uint64_t catch_up_order_ = 0;        // orders the catch-ups of all slots
+  std::uint64_t coalesced_ = 0;             // counted into counters_ by poll()
+  std::uint64_t superseded_ = 0;
 
   // Set before start().
   peer_lost_fn peer_lost_ = nullptr;
@@ -2088,7 +2301,7 @@ class basic_node {
   std::vector<proxy_slot*> proxy_scratch_;
   std::array<std::byte, std::max(max_update_size<frontier_type>, max_failed_size)> buffer_{};
   std::unique_ptr<update_record[]> scratch_outbox_;
-  update_record scratch_reached_{};
+  update_record scratch_catch_up_{};
   update_record scratch_pending_{};
   message<frontier_type> incoming_{};
 };
