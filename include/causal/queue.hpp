@@ -50,8 +50,10 @@
 // entry (axis, e): covering it proves every one of them reached. Put the
 // signal most consumers wait on last: its waiters learn the most.
 //
-// Failure. Elision never changes an outcome. An elided (tier 1, dominated)
-// wait is implied only while everything upstream succeeds: when a failure
+// Failure. Elision never changes an outcome. An elided tier-1 wait
+// (dominated, or signalled earlier by this queue) is implied only while
+// everything upstream succeeds, and only once the earlier operations of
+// this queue have completed on the device: when a failure
 // reaches this operation first (its queue failed, or a device wait's
 // semaphore failed), the value it skipped may not be reached yet, and
 // failing the operation's signals then could fail a semaphore before a
@@ -137,7 +139,9 @@ CAUSAL_BEGIN_NAMESPACE
 ///   all at once): only the last carries the operation's own entry (see
 ///   the file comment, "Signals of one operation").
 /// - optionally `guard_elided_wait(s, v)`, called before execute for each
-///   wait elided by dominance: the operation need not wait for it to run,
+///   wait elided as dominated or as signalled by the same queue (not for
+///   reached values, which stay reached): the operation need not wait for
+///   it to run,
 ///   but must not fail its signals before S >= v is met or S fails (see
 ///   "Failure"). A backend that never fails an operation it has not run
 ///   may leave it out.
@@ -619,22 +623,28 @@ class basic_queue {
                                      bool pumped = false) noexcept {
     queue_stats delta{};
     for (std::size_t i = 0; i < waits.size(); ++i) {
-      status s{};
-      if (p.tiers[i] == tier::device) {
-        s = backend_.issue_wait(*waits[i].semaphore, waits[i].value);
-        ++delta.device_waits;
-      } else if (p.tiers[i] == tier::dominated) {
-        // Implied while everything upstream succeeds; a backend that can
-        // fail this operation without running it must not fail its signals
-        // before the value is reached (the file comment, "Failure").
-        if constexpr (requires { backend_.guard_elided_wait(*waits[i].semaphore, waits[i].value); }) {
-          s = backend_.guard_elided_wait(*waits[i].semaphore, waits[i].value);
-        }
-      }
-      if (!s) {
+      if (p.tiers[i] != tier::device) continue;
+      if (status s = backend_.issue_wait(*waits[i].semaphore, waits[i].value); !s) {
         unreserve_signals(signals);
         fail_signals(signals, s.error_value());
         return s.error_value();
+      }
+      ++delta.device_waits;
+    }
+    if constexpr (requires(semaphore_type& sem) { backend_.guard_elided_wait(sem, std::uint64_t{}); }) {
+      // Implied while everything upstream succeeds; a backend that can
+      // fail this operation without running it must not fail its signals
+      // before the value is reached (the file comment, "Failure").
+      for (std::size_t i = 0; i < waits.size(); ++i) {
+        // Same-queue waits too: FIFO orders the *runs*, but a backend may
+        // drop a failing operation while an earlier one of its queue is
+        // still on the device, its signal still on its way.
+        if (p.tiers[i] != tier::dominated && p.tiers[i] != tier::same_queue) continue;
+        if (status s = backend_.guard_elided_wait(*waits[i].semaphore, waits[i].value); !s) {
+          unreserve_signals(signals);
+          fail_signals(signals, s.error_value());
+          return s.error_value();
+        }
       }
     }
     // Imports: everything the waits prove. A device wait on an unsubmitted
@@ -863,10 +873,6 @@ class basic_queue {
   const causal::axis axis_;
   std::uint64_t epoch_ = 0;
   Frontier knowledge_{};
-  /// What the signals before an operation's last carry: the knowledge
-  /// before its own entry (execute_planned; a member, not a local, so a
-  /// one-signal submission pays no ~200-byte stack frame for it).
-  Frontier before_{};
   /// False: every wait is issued to the device (set_wait_elision).
   bool elide_waits_ = true;
   /// Set by learn() when it added something; cleared by a submission.
@@ -878,6 +884,11 @@ class basic_queue {
   void (*fail_observer_)(void*, causal::axis, const error&) noexcept = nullptr;
   trace_sink* trace_ = nullptr;
   detail::inline_ring<deferred, max_deferred> deferred_;
+  /// What the signals before an operation's last carry: the knowledge
+  /// before its own entry (execute_planned; a member, not a local, so a
+  /// one-signal submission pays no ~200-byte stack frame for it; kept
+  /// away from the fields every submit touches).
+  Frontier before_{};
   alignas(CAUSAL_CACHELINE_SIZE) std::atomic<std::uint64_t> completed_{0};
 };
 
@@ -903,7 +914,7 @@ class recording_backend {
   using operation_type = std::uint64_t;  ///< a caller-chosen tag
   static constexpr bool waits_before_signal = WaitsBeforeSignal;
 
-  /// `guard`: a wait elided by dominance (guard_elided_wait), recorded
+  /// `guard`: a wait elided at tier 1 (guard_elided_wait), recorded
   /// before the execute it belongs to like a wait, but not waited for
   /// unless the operation fails (see complete_next).
   enum class event_kind : std::uint8_t { wait, execute, signal, guard };

@@ -73,7 +73,7 @@
 // claim, through this axis, an operation that never ran. An operation that
 // fails without running fails its signals only once every wait of it is
 // met or failed: its device waits (a failed one does not drop the others)
-// and its *guards*, the waits basic_queue elided by dominance
+// and its *guards*, the waits basic_queue elided at tier 1
 // (guard_elided_wait), which the drain waits for on the slot's first node
 // (await_guard). A failure thus never overtakes a healthy signal that an
 // elided wait stands for (docs/queues.md, "Elision never changes an
@@ -477,7 +477,7 @@ class basic_queue_process : public process {
   }
 
   /// Stages a wait the operation does not wait for (basic_queue elided it
-  /// by dominance) but must not fail its signals before: should the
+  /// at tier 1) but must not fail its signals before: should the
   /// operation fail without running, its signals fail only once S >= v is
   /// met or S fails (queue.hpp, "Failure"). Errors as stage_wait.
   status guard_elided_wait(Semaphore& s, std::uint64_t v) noexcept {
@@ -843,7 +843,7 @@ class basic_queue_process : public process {
   }
 
   /// Before the head operation fails without running: true when one of
-  /// its guards (waits elided by dominance) is neither met nor failed, and
+  /// its guards (waits elided at tier 1) is neither met nor failed, and
   /// then nodes[0] is armed on it and the slot counts one wait again. Its
   /// signals must not fail before that wait is over: the value it skipped
   /// may be a healthy signal still on its way (queue.hpp, "Failure"). A

@@ -1638,10 +1638,11 @@ namespace detail {
 /// read again after the failure flag's acquire, which makes it visible).
 template <class S>
 [[nodiscard]] std::optional<error> failure_below(const S& s, std::uint64_t v) noexcept {
+  // The flag first (one load on the common path, nothing built); its
+  // acquire makes the payload it froze visible to the read after it.
+  if (!s.failed()) [[likely]] return std::nullopt;
   if (s.value() >= v) return std::nullopt;
-  std::optional<error> f = s.failure();
-  if (f && s.value() >= v) return std::nullopt;
-  return f;
+  return s.failure();
 }
 
 /// For an owner that alone may move the semaphore it exposes (a channel's

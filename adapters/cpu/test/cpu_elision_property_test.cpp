@@ -15,7 +15,8 @@
 // 0-3 values earlier operations signal. A semaphore's values are given out
 // in increasing order and the signaller of value v > 1 also waits for
 // S >= v - 1, so every execution reaches them in order: a consistent
-// program, whose outcome is fixed. Each queue's first operation, and every
+// program, whose outcome is fixed (test/support/consistent_dag.hpp draws
+// these dependencies, for the Vulkan version of this test too). Each queue's first operation, and every
 // invocation, waits on a host gate, so everything is submitted before
 // anything runs; the gates open in random order. About one operation in 40 fails (its host call
 // returns an error). Slow timepoint callbacks on random values spin for up
@@ -50,6 +51,7 @@
 #include <causal/semaphore.hpp>
 
 #include "catch.hpp"
+#include "consistent_dag.hpp"
 #include "string_makers.hpp"
 #include "watchdog.hpp"
 
@@ -77,10 +79,8 @@ using causal::semaphore;
 using causal::status;
 using namespace std::chrono_literals;
 
-struct point {
-  int sem = 0;
-  std::uint64_t value = 0;
-};
+using point = causal::test::program_point;
+using hook_desc = causal::test::program_hook;
 
 struct op_desc {
   int queue = 0;  ///< -1: an invocation
@@ -90,11 +90,6 @@ struct op_desc {
   unsigned spin = 0;
   /// Per wait: the operation whose signal reaches that value first.
   std::vector<int> producers;
-};
-
-struct hook_desc {
-  point at;
-  unsigned spin = 0;
 };
 
 struct program {
@@ -124,66 +119,25 @@ struct program {
 
 program generate(std::uint64_t seed, bool invocations) {
   std::mt19937_64 rng(seed);
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  auto pick = [&](int lo, int hi) { return causal::test::consistent_dag::pick(rng, lo, hi); };
   program p;
   p.queues = pick(2, 5);
   p.workers = static_cast<std::uint32_t>(pick(1, 3));
   p.sems = pick(3, 3 * p.queues);
   const int n = pick(50, 300);
-  std::vector<std::uint64_t> next(static_cast<std::size_t>(p.sems), 1);
-  // signaller[s][v - 1]: the op that signals semaphore s to v.
-  std::vector<std::vector<int>> signaller(static_cast<std::size_t>(p.sems));
+  causal::test::consistent_dag dag(p.sems);
   for (int i = 0; i < n; ++i) {
     op_desc o;
     o.queue = invocations && pick(0, 5) == 0 ? -1 : pick(0, p.queues - 1);
     o.fails = pick(0, 39) == 0;
     o.spin = static_cast<unsigned>(pick(0, 3) == 0 ? pick(0, 2000) : 0);
-    auto waits_on = [&](int s, std::uint64_t v) {
-      for (point& w : o.waits) {
-        if (w.sem == s) {
-          w.value = std::max(w.value, v);
-          return;
-        }
-      }
-      o.waits.push_back(point{s, v});
-    };
-    // Signals: 0-3 distinct semaphores, half the time more than one.
-    const int signal_count = pick(0, 3) == 0 ? 0 : pick(0, 1) == 0 ? 1 : pick(2, 3);
-    for (int k = 0; k < signal_count; ++k) {
-      const int s = pick(0, p.sems - 1);
-      if (std::any_of(o.signals.begin(), o.signals.end(), [&](const point& x) { return x.sem == s; })) continue;
-      const std::uint64_t v = next[static_cast<std::size_t>(s)]++;
-      o.signals.push_back(point{s, v});
-      signaller[static_cast<std::size_t>(s)].push_back(i);
-      if (v > 1) waits_on(s, v - 1);  // consistent order
-    }
-    // Waits: 0-3 values earlier operations signal, mostly recent ones.
-    const int wait_count = pick(0, 3);
-    for (int k = 0; k < wait_count; ++k) {
-      const int s = pick(0, p.sems - 1);
-      const std::uint64_t top = next[static_cast<std::size_t>(s)] - 1;
-      // Values this op signals itself are not waited for.
-      std::uint64_t limit = top;
-      for (const point& sg : o.signals) {
-        if (sg.sem == s) limit = sg.value - 1;
-      }
-      if (limit == 0) continue;
-      const std::uint64_t lo = limit > 4 ? limit - 4 : 1;
-      waits_on(s, static_cast<std::uint64_t>(std::uniform_int_distribution<std::uint64_t>(lo, limit)(rng)));
-    }
-    for (const point& w : o.waits) {
-      o.producers.push_back(signaller[static_cast<std::size_t>(w.sem)][w.value - 1]);
-    }
+    causal::test::program_edges e = dag.draw(rng, i);
+    o.signals = std::move(e.signals);
+    o.waits = std::move(e.waits);
+    o.producers = std::move(e.producers);
     p.ops.push_back(std::move(o));
   }
-  const int hooks = pick(0, 12);
-  for (int h = 0; h < hooks; ++h) {
-    const int s = pick(0, p.sems - 1);
-    const std::uint64_t top = next[static_cast<std::size_t>(s)] - 1;
-    if (top == 0) continue;
-    p.hooks.push_back(hook_desc{point{s, static_cast<std::uint64_t>(pick(1, static_cast<int>(top)))},
-                                static_cast<unsigned>(pick(100, 20000))});
-  }
+  p.hooks = dag.hooks(rng, 12);
   for (int q = 0; q < p.queues; ++q) p.gate_order.push_back(q);
   std::shuffle(p.gate_order.begin(), p.gate_order.end(), rng);
   return p;

@@ -17,7 +17,8 @@
 // values earlier operations signal. A semaphore's values are given out in
 // increasing order and the signaller of v > 1 also waits for S >= v - 1,
 // so every execution reaches them in order: a consistent program, whose
-// outcome is fixed. Each queue's first operation waits on a host gate, so
+// outcome is fixed (test/support/consistent_dag.hpp draws these
+// dependencies, as for the CPU version). Each queue's first operation waits on a host gate, so
 // everything is submitted before anything runs; the gates open in random
 // order. Slow timepoint callbacks on random values spin (up to 20000
 // pause instructions) on the polling thread, between one value a poll
@@ -36,7 +37,11 @@
 // timing, the operation and everything behind it run only if the upstream
 // was signalled; and a dropped batch fails its signals only once its waits
 // are met or failed (queue.hpp, "Failure"), so a value a healthy operation
-// signals is reached before anything can fail its semaphore. The model
+// signals is reached before anything can fail its semaphore. That must
+// hold for every wait, elided ones included: a wait elided because its own
+// queue signals the value may stand for a batch already sent but not yet
+// reached on the host, and failing the semaphore first loses that value
+// (the run then differs from the model and from elision off). The model
 // evaluates the program in submission order: an operation runs when its
 // queue has not failed and every wait of it is met; one that does not run
 // fails its signals' semaphores (freezing each at the value it had) and
@@ -55,8 +60,9 @@
 //     is reached: a timepoint on each signal of every multi-signal
 //     operation copies what a waiter imports and, when that frontier covers
 //     (axis, e), or the signal is the operation's last, checks on the spot
-//     that the operation's other signals are reached on the host; a
-//     timepoint on the queue's epoch timeline at e checks all of them;
+//     that the operation's other signals are reached on the host (or
+//     failed: see the next check); a timepoint on the queue's epoch
+//     timeline at e checks all of them;
 //   - which operations ran, and every semaphore's final value and failed
 //     flag, equal the model's, and those of the same program run with
 //     every queue's wait elision switched off.
@@ -76,6 +82,7 @@
 #include <causal/semaphore.hpp>
 
 #include "catch.hpp"
+#include "consistent_dag.hpp"
 #include "string_makers.hpp"
 #include "vk_fixture.hpp"
 #include "watchdog.hpp"
@@ -104,10 +111,8 @@ using namespace std::chrono_literals;
 using vk_semaphore = causal::vulkan::semaphore;
 using vk_queue = causal::vulkan::queue;
 
-struct point {
-  int sem = 0;
-  std::uint64_t value = 0;
-};
+using point = causal::test::program_point;
+using hook_desc = causal::test::program_hook;
 
 struct op_desc {
   int queue = 0;
@@ -119,10 +124,6 @@ struct op_desc {
   std::vector<int> producers;
 };
 
-struct hook_desc {
-  point at;
-  unsigned spin = 0;
-};
 
 /// A host action after every submission: open a queue's gate, or decide an
 /// upstream semaphore.
@@ -172,7 +173,7 @@ struct program {
 
 program generate(std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  auto pick = [&](int lo, int hi) { return causal::test::consistent_dag::pick(rng, lo, hi); };
   program p;
   p.fixture = pick(0, 2);
   p.queues = pick(2, 5);
@@ -180,59 +181,19 @@ program generate(std::uint64_t seed) {
   const int upstreams = pick(0, 3);
   for (int u = 0; u < upstreams; ++u) p.upstream_fails.push_back(pick(0, 1) == 0);
   const int n = pick(30, 80);
-  std::vector<std::uint64_t> next(static_cast<std::size_t>(p.sems), 1);
-  // signaller[s][v - 1]: the op that signals semaphore s to v.
-  std::vector<std::vector<int>> signaller(static_cast<std::size_t>(p.sems));
+  causal::test::consistent_dag dag(p.sems);
   for (int i = 0; i < n; ++i) {
     op_desc o;
     o.queue = pick(0, p.queues - 1);
     if (upstreams > 0 && pick(0, 14) == 0) o.upstream = pick(0, upstreams - 1);
-    auto waits_on = [&](int s, std::uint64_t v) {
-      for (point& w : o.waits) {
-        if (w.sem == s) {
-          w.value = std::max(w.value, v);
-          return;
-        }
-      }
-      o.waits.push_back(point{s, v});
-    };
-    // Signals: 0-3 distinct semaphores, half the time more than one.
-    const int signal_count = pick(0, 3) == 0 ? 0 : pick(0, 1) == 0 ? 1 : pick(2, 3);
-    for (int k = 0; k < signal_count; ++k) {
-      const int s = pick(0, p.sems - 1);
-      if (std::any_of(o.signals.begin(), o.signals.end(), [&](const point& x) { return x.sem == s; })) continue;
-      const std::uint64_t v = next[static_cast<std::size_t>(s)]++;
-      o.signals.push_back(point{s, v});
-      signaller[static_cast<std::size_t>(s)].push_back(i);
-      if (v > 1) waits_on(s, v - 1);  // consistent order
-    }
-    // Waits: 0-3 values earlier operations signal, mostly recent ones.
-    const int wait_count = pick(0, 3);
-    for (int k = 0; k < wait_count; ++k) {
-      const int s = pick(0, p.sems - 1);
-      std::uint64_t limit = next[static_cast<std::size_t>(s)] - 1;
-      // Values this op signals itself are not waited for.
-      for (const point& sg : o.signals) {
-        if (sg.sem == s) limit = sg.value - 1;
-      }
-      if (limit == 0) continue;
-      const std::uint64_t lo = limit > 4 ? limit - 4 : 1;
-      waits_on(s, std::uniform_int_distribution<std::uint64_t>(lo, limit)(rng));
-    }
-    for (const point& w : o.waits) {
-      o.producers.push_back(signaller[static_cast<std::size_t>(w.sem)][w.value - 1]);
-    }
+    causal::test::program_edges e = dag.draw(rng, i);
+    o.signals = std::move(e.signals);
+    o.waits = std::move(e.waits);
+    o.producers = std::move(e.producers);
     p.ops.push_back(std::move(o));
   }
-  for (std::uint64_t v : next) p.top.push_back(v - 1);
-  const int hooks = pick(0, 8);
-  for (int h = 0; h < hooks; ++h) {
-    const int s = pick(0, p.sems - 1);
-    const std::uint64_t top = p.top[static_cast<std::size_t>(s)];
-    if (top == 0) continue;
-    p.hooks.push_back(hook_desc{point{s, static_cast<std::uint64_t>(pick(1, static_cast<int>(top)))},
-                                static_cast<unsigned>(pick(100, 20000))});
-  }
+  for (int s = 0; s < p.sems; ++s) p.top.push_back(dag.top(s));
+  p.hooks = dag.hooks(rng, 8);
   for (int q = 0; q < p.queues; ++q) p.events.push_back(event{true, q});
   for (int u = 0; u < upstreams; ++u) p.events.push_back(event{false, u});
   std::shuffle(p.events.begin(), p.events.end(), rng);
@@ -544,17 +505,20 @@ class execution {
     for (std::size_t j = 0; j < o.signals.size(); ++j) {
       if (static_cast<int>(j) == ob.signal) continue;
       const point& other = o.signals[j];
-      const std::uint64_t now = sems_[static_cast<std::size_t>(other.sem)]->value();
-      if (now >= other.value) continue;
+      const vk_semaphore& sibling = *sems_[static_cast<std::size_t>(other.sem)];
+      const std::uint64_t now = sibling.value();
+      // A failed sibling is never reached, and the adapter rightly stops
+      // waiting for it; in a consistent program it cannot fail below a
+      // value of an op that ran, which the outcome comparison checks.
+      if (now >= other.value || sibling.failed()) continue;
       std::string what = ob.signal < 0 ? "q" + std::to_string(o.queue) + "'s timeline reached epoch " +
                                              std::to_string(epochs_[ob.op])
                                        : "s" + std::to_string(o.signals[static_cast<std::size_t>(ob.signal)].sem) +
                                              "=" + std::to_string(o.signals[static_cast<std::size_t>(ob.signal)].value) +
                                              (carries ? " (carrying the op's (axis, epoch))" : " (its last signal)") +
                                              " was reached";
-      const bool failed = sems_[static_cast<std::size_t>(other.sem)]->failed();
       note("op " + std::to_string(ob.op) + ": " + what + " on the host before s" + std::to_string(other.sem) + "=" +
-           std::to_string(other.value) + " (value " + std::to_string(now) + (failed ? ", failed" : "") + ")");
+           std::to_string(other.value) + " (value " + std::to_string(now) + ")");
     }
   }
 

@@ -91,7 +91,7 @@
 // every operation of the queue ahead of it (one of them may still reach a
 // lower value of the same semaphore), and only once every wait of it is
 // met or failed -- its device waits and its *guards*, the waits the core
-// elided by dominance (guard_elided_wait), which may stand for a healthy
+// elided at tier 1 (guard_elided_wait), which may stand for a healthy
 // signal still on its way. Failing a semaphore before that signal arrives
 // would fail waiters that the program, with the wait issued, would have
 // run (docs/queues.md, "Elision never changes an outcome"). Until then the
@@ -361,7 +361,7 @@ class stream_backend {
     return st;
   }
 
-  /// Records a wait the core elided by dominance (the operation does not
+  /// Records a wait the core elided at tier 1 (the operation does not
   /// wait for it): should the operation fail without running, its signals
   /// fail only once `s` reaches `v` or fails (see settle; queue.hpp,
   /// "Failure"). Waits on one semaphore merge to the highest value. Errors
@@ -725,7 +725,7 @@ class stream_backend {
     std::uint32_t word = no_word;  ///< the word a wait-value reads, or no_word
     bool pending = false;          ///< held: not enqueued yet (memory-ops mode)
   };
-  /// A wait the core elided by dominance (guard_elided_wait).
+  /// A wait the core elided at tier 1 (guard_elided_wait).
   struct guard_record {
     Semaphore* semaphore = nullptr;
     std::uint64_t value = 0;

@@ -44,7 +44,7 @@
 // behind it, and from then on every submit is refused with that error. A
 // dropped batch fails its signals no earlier than every wait of it is met
 // or failed -- its device waits and its *guards*, the waits the core
-// elided by dominance (guard_elided_wait) -- and never before a batch ahead
+// elided at tier 1 (guard_elided_wait) -- and never before a batch ahead
 // of it: an elided wait may stand for a healthy signal still on its way,
 // and failing a semaphore before that signal arrives would fail waiters
 // that the program, with the wait issued, would have run (docs/queues.md,
@@ -230,7 +230,7 @@ class backend {
     return status{};
   }
 
-  /// Records a wait the core elided by dominance: the batch does not wait
+  /// Records a wait the core elided at tier 1: the batch does not wait
   /// for it, but should it be dropped, its signals fail only once `s`
   /// reaches `v` or fails (file comment, "Failure"). Waits on one
   /// semaphore merge to the highest value.
@@ -422,7 +422,7 @@ class backend {
     std::size_t wait_count = 0;
     std::size_t guard_count = 0;
     std::size_t signal_count = 0;
-    /// Waits elided by dominance: not sent, only waited for on a drop.
+    /// Waits elided at tier 1: not sent, only waited for on a drop.
     std::array<semaphore_type*, max_guards> guard_sems{};
     std::array<std::uint64_t, max_guards> guard_values{};
     std::array<semaphore_type*, max_waits> wait_sems{};
