@@ -247,12 +247,18 @@ class basic_fence {
   /// value not above its semaphore's payload is `errc::not_increasing` and
   /// leaves that semaphore unchanged).
   status signal(const frontier_type& f = frontier_type{}, frontier_entry producer = {}) const noexcept {
-    frontier_type before = f;
-    if (producer.epoch != 0) before.lower_to(producer.axis, producer.epoch - 1);
     status first{};
-    for (std::size_t k = 0; k < count_; ++k) {
-      const point& p = points_[k];
-      status s = p.semaphore->signal(p.value, k + 1 == count_ ? f : before, producer);
+    if (count_ > 1) {
+      frontier_type before = f;
+      if (producer.epoch != 0) before.lower_to(producer.axis, producer.epoch - 1);
+      for (std::size_t k = 0; k + 1 < count_; ++k) {
+        status s = points_[k].semaphore->signal(points_[k].value, before, producer);
+        if (!s && first) first = s;
+      }
+    }
+    if (count_ != 0) {
+      const point& last = points_[count_ - 1];
+      status s = last.semaphore->signal(last.value, f, producer);
       if (!s && first) first = s;
     }
     return first;

@@ -160,6 +160,27 @@ TEST_CASE("fence: signal and fail reach every point", "[fence][signal]") {
   CHECK(c.failed());
 }
 
+TEST_CASE("fence: only the last point signalled carries the producer's own entry", "[fence][signal]") {
+  // The points are reached one at a time: (P, e) on the first would claim
+  // the whole operation done before the last is reached (docs/queues.md,
+  // "Signals of one operation").
+  semaphore a, b, c;
+  auto f = *fence::of({{&a, 1}, {&b, 1}, {&c, 1}});
+  const causal::frontier_entry producer{ax(7), 4};
+  REQUIRE(f.signal(causal::frontier{{ax(3), 3}, {ax(7), 4}}, producer));
+  for (semaphore* s : {&a, &b}) {
+    const auto at = s->frontier_at(1);
+    REQUIRE(at);
+    CHECK(at->frontier.epoch_of(ax(7)) == 3);  // what was known before the operation
+    CHECK(at->frontier.epoch_of(ax(3)) == 3);
+    CHECK(at->producer == producer);
+  }
+  const auto last = c.frontier_at(1);
+  REQUIRE(last);
+  CHECK(last->frontier.epoch_of(ax(7)) == 4);
+  CHECK(last->producer == producer);
+}
+
 TEST_CASE("timeline: values are handed out once", "[fence][timeline]") {
   causal::timeline t{5};
   CHECK(t.value() == 5);

@@ -139,6 +139,28 @@ TEST_CASE("frontier: insert_or_raise({A:5,B:3}, A, 8) = {A:8,B:3}", "[frontier][
   CHECK(f == frontier{{A, 8}, {B, 3}});
 }
 
+TEST_CASE("frontier: lower_to lowers one entry, removes it at 0, and never raises",
+          "[frontier][example][lower]") {
+  frontier f{{A, 5}, {B, 3}, {C, 4}};
+  f.lower_to(B, 2);
+  CHECK(f == frontier{{A, 5}, {B, 2}, {C, 4}});
+  f.lower_to(B, 7);  // higher: unchanged
+  CHECK(f == frontier{{A, 5}, {B, 2}, {C, 4}});
+  f.lower_to(D, 1);  // absent: unchanged
+  CHECK(f == frontier{{A, 5}, {B, 2}, {C, 4}});
+  f.lower_to(A, 0);  // removed, order kept
+  CHECK(f == frontier{{B, 2}, {C, 4}});
+  CHECK(f.invariants_hold());
+  f.lower_to(C, 0);
+  f.lower_to(B, 0);
+  CHECK(f.empty());
+  // Taint is kept: knowing less never makes a frontier complete.
+  frontier t = tainted(frontier{{A, 5}});
+  t.lower_to(A, 4);
+  CHECK(t.tainted());
+  CHECK(t.epoch_of(A) == 4);
+}
+
 TEST_CASE("frontier: knowledge is transitive: Q_C learns A:5 through Q_B without meeting Q_A",
           "[frontier][example][transitivity]") {
   causal::axis_allocator axes{0};

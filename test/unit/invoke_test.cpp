@@ -310,6 +310,29 @@ TEST_CASE("invoke: signals carry the waited frontiers and the producer", "[invok
   CHECK(h.wait().ok());
 }
 
+TEST_CASE("invoke: with several signal points only the last carries the producer's own entry",
+          "[invoke][frontier]") {
+  // The points are signalled in order, one at a time (docs/queues.md,
+  // "Signals of one operation").
+  causal::executor ex{workers(2)};
+  semaphore a;
+  timeline first, last;
+  causal::invoke_options options;
+  options.producer = causal::frontier_entry{ax(99), 7};
+  auto h = causal::async_invoke(ex, [] {}, fence{a, 1}, *fence::of({{&first.semaphore(), 1}, {&last.semaphore(), 1}}),
+                                options);
+  REQUIRE(a.signal(1, causal::frontier{{ax(1), 5}}));
+  REQUIRE(h.wait().ok());
+  const auto early = first.semaphore().frontier_at(1);
+  const auto late = last.semaphore().frontier_at(1);
+  REQUIRE((early && late));
+  CHECK(early->frontier.epoch_of(ax(1)) == 5);
+  CHECK(early->frontier.epoch_of(ax(99)) == 0);
+  CHECK(early->producer == causal::frontier_entry{ax(99), 7});
+  CHECK(late->frontier.epoch_of(ax(1)) == 5);
+  CHECK(late->frontier.epoch_of(ax(99)) == 7);
+}
+
 namespace {
 
 using matrix = std::array<std::int64_t, 4>;  // 2x2, row-major
