@@ -305,7 +305,8 @@ class coroutine_promise {
     if (!s) (void)proc_.fail(s.error_value());
   }
   void unhandled_exception() noexcept {
-    (void)proc_.fail(error{errc::failed_precondition, "coroutine_process: an exception left the body"});
+    (void)proc_.fail(error{errc::failed_precondition,
+                           detail::current_exception_message("coroutine_process: an exception left the body")});
   }
 
  private:

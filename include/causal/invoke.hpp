@@ -528,7 +528,7 @@ class invocation_impl final : public invocation_state<Fence, T> {
       self.run();
     } catch (...) {
       self.exception_ = std::current_exception();
-      self.out_.emplace(error{errc::failed_precondition, "async_invoke: fn threw an exception"});
+      self.out_.emplace(error{errc::failed_precondition, detail::current_exception_message("async_invoke: fn threw")});
     }
 #else
     self.run();

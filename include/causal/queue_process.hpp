@@ -191,8 +191,9 @@ class queue_operation {
   /// trivially copyable (capture pointers and values, not owning objects)
   /// and fit in inline_capacity bytes, so the operation stays a plain
   /// copyable value. One that may throw is called inside a try block: an
-  /// exception fails the operation (errc::failed_precondition "host call
-  /// threw an exception") like an error it returned, instead of ending the
+  /// exception fails the operation (errc::failed_precondition, "host call
+  /// threw: <what()>", or the exception's type when it is not a
+  /// std::exception) like an error it returned, instead of ending the
   /// program on a worker thread.
   template <class F>
     requires(!std::is_same_v<std::remove_cvref_t<F>, queue_operation>)
@@ -280,7 +281,7 @@ class queue_operation {
       try {
         return invoke();
       } catch (...) {
-        return status{error{errc::failed_precondition, "host call threw an exception"}};
+        return status{error{errc::failed_precondition, detail::current_exception_message("host call threw")}};
       }
     }
 #endif

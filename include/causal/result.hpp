@@ -8,13 +8,20 @@
 // words, what was wrong ("entries not strictly sorted by axis") and an
 // optional `position` (a byte offset, an index, an offending value) that
 // the message refers to. Messages are string literals, so building or
-// copying an error never allocates. `result<T>` holds either a `T` or an
+// copying an error never allocates. The one exception is a message made at
+// run time from a caught exception's what() (a host call, an invocation or
+// a coroutine that threw): it is copied once into a bounded table that
+// lives as long as the program (detail::intern_message), so the error
+// still carries a plain `const char*` that never dangles. `result<T>` holds either a `T` or an
 // `error`; `status` is `result<void>`. Both are `[[nodiscard]]`: dropping a
 // failure on the floor is a compile-time warning.
 //
 // Thread safety: value types; distinct objects may be used concurrently.
 // Memory order:  not applicable.
-// Blocking/allocation: never blocks; never allocates (beyond what `T` does).
+// Blocking/allocation: never blocks; never allocates (beyond what `T`
+//                does). detail::intern_message takes a spin lock over a
+//                fixed static table (a cold path: only caught exceptions
+//                use it).
 // Size:          `error` is 24 bytes; `result<T>` is max(sizeof(T), 24)
 //                plus a discriminator, padded to alignof(T).
 // Configuration: CAUSAL_ASSERT_LEVEL (checked access to the wrong member).
@@ -23,12 +30,28 @@
 
 #include <causal/config.hpp>
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string_view>
 #include <type_traits>
 #include <utility>
+
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+#include <cstdlib>
+#include <exception>
+#include <typeinfo>
+#if __has_include(<cxxabi.h>)
+#include <cxxabi.h>
+#define CAUSAL_HAS_CXXABI() 1
+#endif
+#endif
+#ifndef CAUSAL_HAS_CXXABI
+#define CAUSAL_HAS_CXXABI() 0
+#endif
 
 CAUSAL_BEGIN_NAMESPACE
 
@@ -94,6 +117,79 @@ class error {
 };
 
 namespace detail {
+
+/// Copies `text` into a table that lives as long as the program and
+/// returns the copy, so that an error can carry a message made at run
+/// time. Identical texts share one entry; a text longer than the entries
+/// is cut (ending in "..."); once max_interned distinct texts are held,
+/// returns `fallback` (a literal) instead. Thread-safe: a spin lock over the
+/// table, for the cold paths that use it (a caught exception). Never
+/// allocates.
+inline const char* intern_message(std::string_view text, const char* fallback) noexcept {
+  constexpr std::size_t max_interned = 128;
+  constexpr std::size_t entry_bytes = 256;
+  static std::array<std::array<char, entry_bytes>, max_interned> table{};
+  static std::size_t used = 0;
+  static std::atomic<bool> busy{false};
+  std::array<char, entry_bytes> entry{};
+  if (text.size() < entry_bytes) {
+    std::memcpy(entry.data(), text.data(), text.size());
+  } else {
+    std::memcpy(entry.data(), text.data(), entry_bytes - 4);
+    std::memcpy(entry.data() + entry_bytes - 4, "...", 3);
+  }
+  while (busy.exchange(true, std::memory_order_acquire)) {
+  }
+  const char* out = fallback;
+  std::size_t i = 0;
+  while (i < used && std::strcmp(table[i].data(), entry.data()) != 0) ++i;
+  if (i < used) {
+    out = table[i].data();
+  } else if (used < max_interned) {
+    table[used] = entry;
+    out = table[used++].data();
+  }
+  busy.store(false, std::memory_order_release);
+  return out;
+}
+
+/// For a catch handler: "<context>: <what()>" for a std::exception, or
+/// "<context>: an exception of type <name>" for anything else (the name
+/// where the C++ ABI can tell it), interned (intern_message); `context`
+/// itself when even that cannot be kept. Call it only while an exception
+/// is being handled. Naming a non-std exception's type may allocate (the
+/// ABI's demangler); the rest does not.
+inline const char* current_exception_message(const char* context) noexcept {
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+  char text[256];
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    std::snprintf(text, sizeof text, "%s: %s", context, e.what());
+  } catch (...) {
+    const char* type = "unknown";
+#if CAUSAL_HAS_CXXABI()
+    char demangled[160];
+    if (const std::type_info* t = abi::__cxa_current_exception_type(); t != nullptr) {
+      type = t->name();
+      int status = -1;
+      // __cxa_demangle mallocs its result (a cold path: the exception
+      // object was allocated too); the mangled name stays if it cannot.
+      char* got = abi::__cxa_demangle(type, nullptr, nullptr, &status);
+      if (status == 0 && got != nullptr) {
+        std::snprintf(demangled, sizeof demangled, "%s", got);
+        type = demangled;
+      }
+      std::free(got);
+    }
+#endif
+    std::snprintf(text, sizeof text, "%s: an exception of type %s", context, type);
+  }
+  return intern_message(text, context);
+#else
+  return context;
+#endif
+}
 
 /// What `result::value()` on an error reports: the error itself (its code,
 /// message and position), not only that there was one, through

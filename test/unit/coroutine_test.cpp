@@ -38,6 +38,7 @@
 #include <optional>
 #include <span>
 #include <thread>
+#include <stdexcept>
 #include <vector>
 
 namespace {
@@ -335,6 +336,31 @@ TEST_CASE("coroutine: co_return completes the process with the status; dependent
   }
   CHECK(dep.is_complete());
 }
+
+#if defined(__cpp_exceptions)
+namespace {
+coroutine_process throws_from_body(int* ran) {
+  ++*ran;
+  if (*ran > 0) throw std::runtime_error("the tokenizer table is missing");
+  co_return {};
+}
+}  // namespace
+
+TEST_CASE("coroutine: an exception leaving the body fails the process with its what()",
+          "[coroutine][completion]") {
+  causal::executor ex(workers(2));
+  int ran = 0;
+  coroutine_process cp = throws_from_body(&ran);
+  causal::scope sc;
+  cp.get().set_scope(sc);
+  ex.submit(cp.get());
+  const status idle = sc.wait_idle();
+  CHECK(ran == 1);
+  CHECK(idle.code() == errc::failed_precondition);
+  CHECK(cp.final_status().error_value().message() ==
+        "coroutine_process: an exception left the body: the tokenizer table is missing");
+}
+#endif
 
 //===-- chains --------------------------------------------------------------===//
 

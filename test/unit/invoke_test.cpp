@@ -149,6 +149,7 @@ TEST_CASE("invoke: an error in fn fails the signal fence and what follows", "[in
     const status c = d.c.wait();
     CHECK(c.code() == errc::failed_precondition);
     CHECK(h0.wait().code() == errc::failed_precondition);
+    CHECK(h0.wait().error_value().message() == "async_invoke: fn threw: boom");  // the cause is kept
     REQUIRE(h0.exception());
     CHECK_THROWS_AS(std::rethrow_exception(h0.exception()), std::runtime_error);
     CHECK(h1.wait().code() == errc::failed_precondition);

@@ -11,6 +11,7 @@
 #include "string_makers.hpp"
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -258,4 +259,50 @@ TEST_CASE("status: default is success, an error is a failure", "[result][status]
   CHECK(copy.ok());
   STATIC_REQUIRE(std::is_same_v<status, result<void>>);
   STATIC_REQUIRE(std::is_same_v<status::value_type, void>);
+}
+
+#if defined(__cpp_exceptions)
+TEST_CASE("current_exception_message: what() of a std::exception, the type of anything else",
+          "[result][intern]") {
+  const char* from_std = nullptr;
+  try {
+    throw std::logic_error("bad plan");
+  } catch (...) {
+    from_std = causal::detail::current_exception_message("fn threw");
+  }
+  CHECK(std::string_view(from_std) == "fn threw: bad plan");
+  const char* from_int = nullptr;
+  try {
+    throw 7;
+  } catch (...) {
+    from_int = causal::detail::current_exception_message("fn threw");
+  }
+#if CAUSAL_HAS_CXXABI()
+  CHECK(std::string_view(from_int) == "fn threw: an exception of type int");
+#else
+  CHECK(std::string_view(from_int).starts_with("fn threw: an exception of type"));
+#endif
+}
+#endif
+
+// Fills the process's intern table: declared last (Catch2 runs test cases in
+// declaration order), so the cases above still find room.
+TEST_CASE("intern_message: a run-time text outlives its source, once per distinct text, bounded",
+          "[result][intern]") {
+  std::string made = "host call threw: ";
+  made += "disk on fire";
+  const char* kept = causal::detail::intern_message(made, "fallback");
+  made.assign(made.size(), 'x');  // the source changes; the copy does not
+  CHECK(std::string_view(kept) == "host call threw: disk on fire");
+  CHECK(causal::detail::intern_message("host call threw: disk on fire", "fallback") == kept);  // shared
+  // Too long: cut, ending in "...".
+  const std::string huge(1000, 'a');
+  const std::string_view cut = causal::detail::intern_message(huge, "fallback");
+  CHECK(cut.size() < huge.size());
+  CHECK(cut.substr(cut.size() - 3) == "...");
+  // Full: the fallback, never an overrun.
+  const char* last = nullptr;
+  for (int i = 0; i < 300; ++i) last = causal::detail::intern_message("distinct " + std::to_string(i), "fallback");
+  CHECK(std::string_view(last) == "fallback");
+  CHECK(std::string_view(kept) == "host call threw: disk on fire");  // still intact
 }

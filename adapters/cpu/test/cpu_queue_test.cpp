@@ -53,6 +53,7 @@
 #include <mutex>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -270,8 +271,14 @@ TEST_CASE("cpu queue: a host call that throws fails its operation instead of the
   REQUIRE(q.host({}, {{&threw, 1}}, [] { throw 42; }));
   const status s = threw.wait_for(1, 20s);
   CHECK(s.code() == errc::failed_precondition);
-  CHECK(s.error_value().message() == "host call threw an exception");
+  // The cause is kept: the type of a non-std exception...
+  CHECK(s.error_value().message() == "host call threw: an exception of type int");
   CHECK(q.wait_idle().code() == errc::failed_precondition);
+  // ... and a std::exception's what().
+  causal::cpu::queue r(next_axis(), ex);
+  semaphore threw_std;
+  REQUIRE(r.host({}, {{&threw_std, 1}}, [] { throw std::runtime_error("disk on fire"); }));
+  CHECK(threw_std.wait_for(1, 20s).error_value().message() == "host call threw: disk on fire");
 }
 #endif
 
