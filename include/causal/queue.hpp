@@ -198,6 +198,28 @@ struct submission {
   bool deferred = false;
 };
 
+namespace detail {
+
+/// Refuses (`invalid_argument`) a submission with a wait on `signal`'s
+/// semaphore at or above the value it signals: only the operation's own
+/// completion could reach it, so it would never run. A wait below it (the
+/// previous value, say) is fine. For adapters that check a submission
+/// before basic_queue::submit does, so that they refuse it the same way.
+template <class Wait, class Signal>
+status check_no_self_wait(std::span<const Wait> waits, const Signal& signal) noexcept {
+  for (const Wait& w : waits) {
+    if (w.semaphore == signal.semaphore && w.value >= signal.value) {
+      return status{error{errc::invalid_argument,
+                          "submit: a wait on a value this submission signals itself (or a later one): "
+                          "the operation would wait for its own completion and never run",
+                          w.value}};
+    }
+  }
+  return status{};
+}
+
+}  // namespace detail
+
 //===-- basic_queue ---------------------------------------------------------===//
 
 /// The core of a causal queue over `Backend`; see the file comment.
@@ -329,8 +351,11 @@ class basic_queue {
   /// Submits `op` after `waits`, announcing `signals`; see the file
   /// comment for the tiers. Errors (nothing changes, nothing is issued):
   /// more than max_waits/max_signals (`invalid_argument`), a null
-  /// semaphore (`invalid_argument`), a wait on a failed semaphore (its
-  /// failure), a signal value not above the semaphore's payload or already
+  /// semaphore (`invalid_argument`), a wait on a value of a semaphore the
+  /// submission itself signals at or below it (`invalid_argument`: it
+  /// would wait for its own completion), a wait on a semaphore failed
+  /// below the value (its failure), a signal value not above the
+  /// semaphore's payload or already
   /// submitted (`not_increasing` / `invalid_argument`), no room for a
   /// signal record on a bounded semaphore, or memory exhausted while a
   /// table grows (`resource_exhausted`). A backend failure part-way returns
@@ -483,6 +508,7 @@ class basic_queue {
                               "submit: two signals of one semaphore in one submission", i}};
         }
       }
+      if (status own = detail::check_no_self_wait(waits, s); !own) return own;
       // The lookup takes the semaphore's lock and sees v either pending or
       // reached: an earlier signal of v that completed after the payload
       // was read above must not let a repeat through (it would execute,

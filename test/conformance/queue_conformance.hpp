@@ -434,6 +434,15 @@ TEMPLATE_TEST_CASE("conformance: bad submissions are rejected and change nothing
   auto on_broken = q.submit({{&broken, 1}}, {}, f.op(4));
   REQUIRE_FALSE(on_broken);
   CHECK(on_broken.error_value().code() == causal::errc::device_lost);
+  // ...and a wait on what the submission signals itself (it would never run).
+  auto& own = f.make_semaphore();
+  auto self_wait = q.submit({{&own, 1}}, {{&own, 1}}, f.op(5));
+  REQUIRE_FALSE(self_wait);
+  CHECK(self_wait.error_value().code() == causal::errc::invalid_argument);
+  auto later_wait = q.submit({{&own, 2}}, {{&own, 1}}, f.op(6));
+  REQUIRE_FALSE(later_wait);
+  CHECK(later_wait.error_value().code() == causal::errc::invalid_argument);
+  CHECK(own.pending_count() == 0);  // nothing announced
   CHECK(q.epoch() == 1);
   REQUIRE(causal_conformance::host_wait(f, s, 3));
   REQUIRE(f.finish());

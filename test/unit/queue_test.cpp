@@ -868,6 +868,17 @@ TEST_CASE("queue: invalid submissions return an error and change nothing",
     CHECK(r.code() == errc::invalid_argument);
     unchanged();
   }
+  SECTION("a wait on the value the submission signals, or a later one") {
+    for (const std::uint64_t v : {3u, 4u}) {
+      const auto r = q.submit({wait{&t, v}}, {signal{&t, 3}}, 9);
+      REQUIRE_FALSE(r.ok());
+      CHECK(r.code() == errc::invalid_argument);
+      CHECK(r.error_value().position() == v);
+      unchanged();
+    }
+    // The value before it is an ordinary wait.
+    CHECK(q.submit({wait{&t, 2}}, {signal{&t, 3}}, 9).ok());
+  }
   SECTION("a wait on a failed semaphore returns its failure") {
     const auto r = q.submit({wait{&t, 1}, wait{&failed, 1}}, {signal{&t, 3}}, 9);
     REQUIRE_FALSE(r.ok());

@@ -1165,6 +1165,11 @@ class basic_stream_queue {
                    "stream queue: max_in_flight operations outstanding (poll or synchronize)",
                    backend_type::max_in_flight};
     }
+    // The core's own refusal of a self-wait first, so this queue refuses it
+    // as every queue does (not as a wait on an unsubmitted value, below).
+    for (const signal_type& s : signals) {
+      if (status own = causal::detail::check_no_self_wait(waits, s); !own) return own.error_value();
+    }
     if (status g = b.guard().check(waits, signals); !g) return g.error_value();
     if (Mode == sync_mode::memory_ops && b.host_signalling()) {
       for (const wait_type& w : waits) {
