@@ -5,8 +5,10 @@
 // carrier -- HELLO, exports and proxies, late joiners, coalescing, the
 // owner's order across exports (an operation's signals reach a peer's
 // proxies in the order the owner reached them: between two polls, past a
-// full batch, and around a new subscriber's snapshot), remote wait
-// elision, failure (values reached before it stay reached, also for a
+// full batch, and around a new subscriber's snapshot), causal delivery
+// across owners (a third rank's news that claim an owner's operation wait
+// for that owner's proxies: node.hpp, "Causal delivery"; a slow link is a
+// delaying_carrier), remote wait elision, failure (values reached before it stay reached, also for a
 // proxy opened late), withdrawal, BYE, heartbeat loss, dropped ranks,
 // damaged bytes, protocol errors and allocation-free steady state.
 //
@@ -35,10 +37,12 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -60,12 +64,16 @@ axis rank_axis(std::uint64_t rank, std::uint64_t ordinal) {
   return layout::make(causal::axis_fields{0, rank, causal::domain::queue, ordinal}).value();
 }
 
-/// A job of `n` loopback ranks sharing one manual clock.
-struct job {
-  explicit job(std::uint32_t n, mpi::node_options options = quiet_options()) : hub(n) {
+/// A job of `n` ranks on loopback endpoints of type `Carrier` (one hub),
+/// sharing one manual clock.
+template <class Carrier>
+struct basic_job {
+  using node_type = mpi::basic_node<Carrier, semaphore, mpi::default_node_traits, mpi::manual_clock>;
+
+  explicit basic_job(std::uint32_t n, mpi::node_options options = quiet_options()) : hub(n) {
     for (std::uint32_t r = 0; r < n; ++r) {
-      carriers.push_back(std::make_unique<mpi::loopback_carrier>(hub, r));
-      nodes.push_back(std::make_unique<node_t>(*carriers.back(), options, clock));
+      carriers.push_back(std::make_unique<Carrier>(hub, r));
+      nodes.push_back(std::make_unique<node_type>(*carriers.back(), options, clock));
     }
   }
 
@@ -78,7 +86,7 @@ struct job {
     return o;
   }
 
-  node_t& operator[](std::size_t r) { return *nodes[r]; }
+  node_type& operator[](std::size_t r) { return *nodes[r]; }
 
   void start_all() {
     for (auto& n : nodes) REQUIRE(n->start().ok());
@@ -97,9 +105,11 @@ struct job {
 
   mpi::loopback_hub hub;
   mpi::manual_clock clock;
-  std::vector<std::unique_ptr<mpi::loopback_carrier>> carriers;
-  std::vector<std::unique_ptr<node_t>> nodes;
+  std::vector<std::unique_ptr<Carrier>> carriers;
+  std::vector<std::unique_ptr<node_type>> nodes;
 };
+
+using job = basic_job<mpi::loopback_carrier>;
 
 /// Records what a proxy reaches, to check "each value once, increasing".
 struct reached_log {
@@ -196,6 +206,60 @@ struct poll_hooked_carrier : mpi::loopback_carrier {
     return mpi::loopback_carrier::poll(on_message, context);
   }
   std::function<void()> on_poll;
+};
+
+/// A loopback endpoint whose messages to one peer wait on the way until
+/// the test releases them (in order): a slow link, so that another rank's
+/// news overtake this rank's at that peer.
+struct delaying_carrier : mpi::loopback_carrier {
+  using mpi::loopback_carrier::loopback_carrier;
+  causal::status send(std::uint32_t peer, std::span<const std::byte> bytes) noexcept {
+    if (delayed_peer && *delayed_peer == peer) {
+      delayed.emplace_back(bytes.begin(), bytes.end());  // the test's own allocation
+      return {};
+    }
+    return mpi::loopback_carrier::send(peer, bytes);
+  }
+  /// Delays everything sent to `peer` from now on.
+  void delay(std::uint32_t peer) { delayed_peer = peer; }
+  /// Sends the first `n` delayed messages (all by default) in their order;
+  /// with none left, later sends go straight through.
+  void release(std::size_t n = ~std::size_t{0}) {
+    const std::uint32_t peer = *delayed_peer;
+    for (; n != 0 && !delayed.empty(); --n) {
+      REQUIRE(mpi::loopback_carrier::send(peer, delayed.front()).ok());
+      delayed.pop_front();
+    }
+    if (delayed.empty()) delayed_peer.reset();
+  }
+  std::optional<std::uint32_t> delayed_peer;
+  std::deque<std::vector<std::byte>> delayed;
+};
+
+/// Installed on proxy `watched`: counts the values it reaches while proxy
+/// `before` (of another owner) is still below `need` -- a value applied
+/// ahead of what its frontier claims.
+struct reached_before {
+  static void on_reached(void* self, const causal::observed_signal<frontier>& ev) noexcept {
+    auto& w = *static_cast<reached_before*>(self);
+    if (ev.replay) return;
+    ++w.reached;
+    if (w.before->value() < w.need && !w.before->failed()) ++w.early;
+  }
+  reached_before(semaphore* watched_proxy, semaphore* before_proxy, std::uint64_t value)
+      : watched(watched_proxy), before(before_proxy), need(value) {
+    REQUIRE(watched->set_observer(&observer));
+  }
+  ~reached_before() { (void)watched->set_observer(nullptr, &observer); }
+  reached_before(const reached_before&) = delete;
+  reached_before& operator=(const reached_before&) = delete;
+
+  semaphore* watched;
+  semaphore* before;
+  std::uint64_t need;
+  int reached = 0;
+  int early = 0;
+  causal::semaphore_observer<frontier> observer{this, nullptr, &on_reached, nullptr, nullptr};
 };
 
 /// Awaits `proxy` at 1, 2, ... `last` and records each value it resumed at.
@@ -650,6 +714,267 @@ TEST_CASE("mpi node: a proxy opened late starts from a state no older than the n
   watch.unwatch();
 }
 
+TEST_CASE("mpi node: a third rank's news that claim an owner's operation complete apply only once the owner's "
+          "proxies reached what they claim",
+          "[mpi][node][order][queue]") {
+  // Rank A's operation signals T, then S; only S carries (qa, 1) (docs/
+  // queues.md, "Signals of one operation"). Rank C's queue waits on its
+  // proxy of S, then signals U, whose frontier so carries (qa, 1). Rank B
+  // has proxies of T (from A) and U (from C); its queue waits on U, then on
+  // T -- elided as dominated, which is sound only if T's proxy has reached
+  // 1 by the time that operation runs. A's news to B are slow: C's
+  // REACHED(U) arrives at B first.
+  using queue = causal::recording_queue<true>;
+  basic_job<delaying_carrier> j(3);
+  queue qa(j[0].allocate_axis(causal::domain::queue).value());
+  queue qb(j[1].allocate_axis(causal::domain::queue).value());
+  queue qc(j[2].allocate_axis(causal::domain::queue).value());
+  semaphore t, s, u;
+  REQUIRE(j[0].export_semaphore(1, t).ok());
+  REQUIRE(j[0].export_semaphore(2, s).ok());
+  REQUIRE(j[2].export_semaphore(3, u).ok());
+  j.start_all();
+  semaphore* pt = j[1].open_proxy(0, 1).value();
+  semaphore* pu = j[1].open_proxy(2, 3).value();
+  semaphore* ps = j[2].open_proxy(0, 2).value();
+  j.pump();
+  reached_before order(pu, pt, 1);
+
+  REQUIRE(qa.submit({}, {{&t, 1}, {&s, 1}}, 10).ok());
+  j.pump();
+  REQUIRE(pt->pending_count() == 1);
+  REQUIRE(ps->pending_count() == 1);
+  REQUIRE(qc.submit({{ps, 1}}, {{&u, 1}}, 20).ok());
+  j.pump();
+  REQUIRE(pu->pending_count() == 1);
+  REQUIRE(qb.submit({{pu, 1}}, {}, 30).ok());
+  REQUIRE(qb.submit({{pt, 1}}, {}, 31).ok());
+  CHECK(qb.stats().device_waits == 1);
+  CHECK(qb.stats().elided_dominated == 1);
+
+  // A completes; its news to B wait on the way. C hears S = 1, completes,
+  // and its REACHED(U = 1) -- carrying (qa, 1) -- reaches B first.
+  j.carriers[0]->delay(1);
+  REQUIRE(qa.backend().complete_next() == 1);
+  j.pump();
+  REQUIRE(ps->value() == 1);
+  REQUIRE(qc.backend().complete_next() == 1);
+  j.pump();
+  CHECK(pt->value() == 0);
+  CHECK(pu->value() == 0);  // held: its frontier claims T = 1, not here yet
+  CHECK(j[1].stats().reached_held == 1);
+  // Whatever B's queue can run now runs with T's proxy at 1.
+  int ran = 0;
+  for (std::uint64_t e = qb.backend().complete_next(); e != 0; e = qb.backend().complete_next()) {
+    ++ran;
+    CHECK(pt->value() >= 1);
+  }
+
+  j.carriers[0]->release();
+  j.pump();
+  CHECK(pt->value() == 1);
+  CHECK(pu->value() == 1);
+  CHECK(pu->frontier_at(1)->frontier.epoch_of(qa.axis()) == 1);
+  CHECK(order.reached == 1);
+  CHECK(order.early == 0);
+  for (std::uint64_t e = qb.backend().complete_next(); e != 0; e = qb.backend().complete_next()) {
+    ++ran;
+    CHECK(pt->value() >= 1);
+  }
+  CHECK(ran == 2);
+}
+
+TEST_CASE("mpi node: a submitted signal whose producer another owner's news already claimed complete is not "
+          "announced on the proxy",
+          "[mpi][node][order][queue]") {
+  // The shape above, with all of A's news to B slow: B applies C's U = 1
+  // (claiming (qa, 1)) before it has heard of T's submitted signal, and
+  // its queue learns (qa, 1) from U. Then T's SUBMITTED arrives, ahead of
+  // T's REACHED: announced on the proxy, it would let that queue elide its
+  // wait on T as dominated while T's proxy is still at 0.
+  using queue = causal::recording_queue<true>;
+  basic_job<delaying_carrier> j(3);
+  queue qa(j[0].allocate_axis(causal::domain::queue).value());
+  queue qb(j[1].allocate_axis(causal::domain::queue).value());
+  queue qc(j[2].allocate_axis(causal::domain::queue).value());
+  semaphore t, s, u;
+  REQUIRE(j[0].export_semaphore(1, t).ok());
+  REQUIRE(j[0].export_semaphore(2, s).ok());
+  REQUIRE(j[2].export_semaphore(3, u).ok());
+  j.start_all();
+  semaphore* pt = j[1].open_proxy(0, 1).value();
+  semaphore* pu = j[1].open_proxy(2, 3).value();
+  semaphore* ps = j[2].open_proxy(0, 2).value();
+  j.pump();
+
+  j.carriers[0]->delay(1);
+  REQUIRE(qa.submit({}, {{&t, 1}, {&s, 1}}, 10).ok());
+  j.pump();  // SUBMITTED(T = 1) waits on the way to B
+  REQUIRE(qc.submit({{ps, 1}}, {{&u, 1}}, 20).ok());
+  REQUIRE(qa.backend().complete_next() == 1);
+  j.pump();  // REACHED(T = 1) waits too
+  REQUIRE(qc.backend().complete_next() == 1);
+  j.pump();
+  REQUIRE(pu->value() == 1);  // nothing B knows of is claimed: applied at once
+  CHECK(pt->pending_count() == 0);
+  REQUIRE(qb.submit({{pu, 1}}, {}, 30).ok());  // reached: imports (qa, 1)
+  CHECK(qb.stats().elided_reached == 1);
+  REQUIRE(qb.knowledge().epoch_of(qa.axis()) == 1);
+
+  j.carriers[0]->release(1);  // only T's SUBMITTED
+  j.pump();
+  CHECK(pt->value() == 0);
+  CHECK(pt->pending_count() == 0);
+  CHECK(j[1].stats().submitted_covered == 1);
+  REQUIRE(qb.submit({{pt, 1}}, {}, 31).ok());
+  CHECK(qb.stats().elided_dominated == 0);
+  int ran = 0;
+  for (std::uint64_t e = qb.backend().complete_next(); e != 0; e = qb.backend().complete_next()) {
+    ++ran;
+    if (e == 2) CHECK(pt->value() >= 1);
+  }
+
+  j.carriers[0]->release();
+  j.pump();
+  CHECK(pt->value() == 1);
+  for (std::uint64_t e = qb.backend().complete_next(); e != 0; e = qb.backend().complete_next()) {
+    ++ran;
+    if (e == 2) CHECK(pt->value() >= 1);
+  }
+  CHECK(ran == 2);
+}
+
+TEST_CASE("mpi node: a value that passes submitted signals of its proxy waits for what their frontiers claim",
+          "[mpi][node][order]") {
+  // A queue on B that issued a device wait on U = 1 (submitted, not
+  // reached) imported that signal's frontier, which claims (a, 1) complete.
+  // Rank 2 reaches U = 1, then U = 2 -- from an operation that knew less
+  // -- between two polls: one REACHED(U = 2) whose own frontier claims
+  // nothing of rank 0. It must still wait for T = 1, as U = 1 would have:
+  // the queue's operation runs once U's proxy passes 1.
+  const axis a = rank_axis(0, 1);
+  const axis c = rank_axis(2, 1);
+  frontier claim = f_of(c, 1);
+  claim.insert_or_raise(a, 1);
+  basic_job<delaying_carrier> j(3);
+  semaphore t, u;
+  REQUIRE(j[0].export_semaphore(1, t).ok());
+  REQUIRE(j[2].export_semaphore(3, u).ok());
+  j.start_all();
+  semaphore* pt = j[1].open_proxy(0, 1).value();
+  semaphore* pu = j[1].open_proxy(2, 3).value();
+  j.pump();
+  reached_before order(pu, pt, 1);
+  REQUIRE(t.submit_signal(1, frontier{}, frontier_entry{a, 1}).ok());
+  REQUIRE(u.submit_signal(1, claim, frontier_entry{c, 1}).ok());
+  REQUIRE(u.submit_signal(2, f_of(c, 2), frontier_entry{c, 2}).ok());
+  j.pump();
+  REQUIRE(pt->pending_count() == 1);
+  REQUIRE(pu->pending_count() == 2);
+
+  j.carriers[0]->delay(1);
+  REQUIRE(t.signal(1).ok());
+  REQUIRE(u.signal(1).ok());
+  REQUIRE(u.signal(2).ok());
+  j.pump();
+  CHECK(j[2].stats().reached_coalesced == 1);
+  CHECK(pu->value() == 0);
+  CHECK(j[1].stats().reached_held == 1);
+  j.carriers[0]->release();
+  j.pump();
+  CHECK(pt->value() == 1);
+  CHECK(pu->value() == 2);
+  CHECK(order.reached == 1);
+  CHECK(order.early == 0);
+}
+
+TEST_CASE("mpi node: news held behind another owner's signal are released when that proxy reaches it, fails, "
+          "is closed or its owner leaves or vanishes",
+          "[mpi][node][order]") {
+  // Rank 0 owns T (operation (a, 1) submitted T = 1); rank 2 signals U = 1
+  // claiming (a, 1) complete, and V; rank 1 has proxies of all three. C's
+  // news to B wait behind U until T's proxy reaches 1 or can never.
+  const axis a = rank_axis(0, 1);
+  const axis c = rank_axis(2, 1);
+  frontier claim = f_of(c, 1);
+  claim.insert_or_raise(a, 1);
+  enum class release_by { reaching, failing, closing, leaving, vanishing, shutting_down };
+  const release_by how = GENERATE(release_by::reaching, release_by::failing, release_by::closing,
+                                  release_by::leaving, release_by::vanishing, release_by::shutting_down);
+  CAPTURE(static_cast<int>(how));
+  basic_job<delaying_carrier> j(3);
+  semaphore t, u, v;
+  REQUIRE(j[0].export_semaphore(1, t).ok());
+  REQUIRE(j[2].export_semaphore(3, u).ok());
+  REQUIRE(j[2].export_semaphore(4, v).ok());
+  j.start_all();
+  semaphore* pt = j[1].open_proxy(0, 1).value();
+  semaphore* pu = j[1].open_proxy(2, 3).value();
+  semaphore* pv = j[1].open_proxy(2, 4).value();
+  j.pump();
+  REQUIRE(t.submit_signal(1, frontier{}, frontier_entry{a, 1}).ok());
+  j.pump();
+  REQUIRE(pt->pending_count() == 1);
+
+  // A reaches T = 1, but its news to B are slow; C's claim arrives first,
+  // and C's later news (U = 2, V = 5, V's failure) queue behind it.
+  j.carriers[0]->delay(1);
+  if (how == release_by::reaching) REQUIRE(t.signal(1).ok());
+  if (how == release_by::failing) REQUIRE(t.fail(causal::error{errc::device_lost, "T failed", 5}));
+  REQUIRE(u.signal(1, claim, frontier_entry{c, 1}).ok());
+  j.pump();
+  REQUIRE(v.signal(5).ok());
+  REQUIRE(u.signal(2, claim, frontier_entry{c, 2}).ok());
+  REQUIRE(v.fail(causal::error{errc::timeout, "V failed", 6}));
+  j.pump();
+  CHECK(pt->value() == 0);
+  CHECK(pu->value() == 0);
+  CHECK(pv->value() == 0);
+  CHECK_FALSE(pv->failed());
+  // U = 1 held; V = 5, U = 2 and V's failure queued behind it.
+  CHECK(j[1].stats().reached_held == 1);
+  CHECK(j[1].stats().messages_held == 4);
+  // A host thread waits on the held value.
+  std::atomic<int> waited{-1};
+  std::thread waiter([&] { waited.store(static_cast<int>(pu->wait(2).code()), std::memory_order_release); });
+  // (CHECK, not REQUIRE: the thread must be joined either way.)
+  CHECK(causal::test::eventually([&] { return pu->parked_waiters() == 1 || pu->value() >= 2; }));
+  CHECK(pu->value() == 0);
+
+  switch (how) {
+    case release_by::reaching:
+    case release_by::failing: j.carriers[0]->release(); break;
+    case release_by::closing: REQUIRE(j[1].close_proxy(0, 1).ok()); break;
+    case release_by::leaving: j[0].shutdown(); j.carriers[0]->release(); break;
+    case release_by::vanishing:
+      j.hub.drop(0, causal::error{errc::device_lost, "rank 0 crashed", 0});
+      j.clock.advance(1ms);
+      break;
+    case release_by::shutting_down: j[1].shutdown(); break;
+  }
+  j.pump();
+  waiter.join();
+  if (how == release_by::shutting_down) {
+    // B's own proxies fail; nothing is left waiting.
+    CHECK(waited.load(std::memory_order_acquire) == static_cast<int>(errc::cancelled));
+    CHECK(pu->failed());
+    CHECK(pv->failed());
+    return;
+  }
+  CHECK(waited.load(std::memory_order_acquire) == static_cast<int>(errc::ok));
+  CHECK(pu->value() == 2);
+  CHECK(pv->value() == 5);
+  REQUIRE(pv->failed());
+  CHECK(pv->failure()->code() == errc::timeout);
+  if (how == release_by::reaching) {
+    CHECK(pt->value() == 1);
+    CHECK_FALSE(pt->failed());
+  } else {
+    CHECK(pt->value() == 0);
+    CHECK(pt->failed());
+  }
+}
+
 TEST_CASE("mpi node: a proxy keeps the values its export reached before it failed, was withdrawn, was destroyed "
           "or its rank left, however late the proxy is opened",
           "[mpi][node][failure]") {
@@ -1096,6 +1421,47 @@ TEST_CASE("mpi node: a message before the sender's HELLO is a protocol error", "
   CHECK(j[1].stats().protocol_errors == 2);
   CHECK(j[1].peer(0).lost);
   CHECK(j[1].peer(0).lost_error.code() == errc::invalid_argument);
+}
+
+TEST_CASE("mpi node: news held behind another owner's and released, round after round, allocate nothing",
+          "[mpi][node][alloc][order]") {
+  // Each round: rank 0's operation (a, k) submits T = k, then reaches it;
+  // rank 2 reaches U = k claiming (a, k) and its news reach rank 1 first
+  // (the polls' order), so rank 1 holds U = k until T = k arrives.
+  job j(3);
+  semaphore t, u;
+  REQUIRE(j[0].export_semaphore(1, t).ok());
+  REQUIRE(j[2].export_semaphore(3, u).ok());
+  j.start_all();
+  semaphore* pt = j[1].open_proxy(0, 1).value();
+  semaphore* pu = j[1].open_proxy(2, 3).value();
+  j.pump();
+  const axis a = rank_axis(0, 1);
+  const axis c = rank_axis(2, 1);
+  std::uint64_t k = 0;
+  bool in_order = true;
+  auto round = [&] {
+    ++k;
+    (void)t.submit_signal(k, frontier{}, frontier_entry{a, k});
+    j[0].poll();
+    j[1].poll();
+    (void)t.signal(k);
+    (void)u.signal(k, frontier{{a, k}, {c, k}}, frontier_entry{c, k});
+    j[2].poll();
+    j[1].poll();
+    in_order = in_order && pu->value() == k - 1;  // held
+    j[0].poll();
+    j[1].poll();
+    in_order = in_order && pt->value() == k && pu->value() == k;
+  };
+  for (int warm = 0; warm < 64; ++warm) round();
+  const auto held_before = j[1].stats().reached_held;
+  causal::test::allocation_guard guard;
+  for (int n = 0; n < 256; ++n) round();
+  const auto allocations = guard.allocations();
+  CHECK(allocations == 0);
+  CHECK(in_order);
+  CHECK(j[1].stats().reached_held - held_before == 256);
 }
 
 TEST_CASE("mpi node: a steady exchange polls without allocating", "[mpi][node][alloc]") {

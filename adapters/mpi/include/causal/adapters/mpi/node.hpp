@@ -49,10 +49,58 @@
 // reached_without_frontier), except the latest such value of all, which
 // goes last with its frontier; a failure goes after the batch. A new
 // subscriber's snapshot follows every news sent before it, so it never
-// claims what its rank has not heard. The order is per owner: what a rank
-// learns about this owner through a third rank (whose queue waited on a
-// proxy of this owner's export, then signalled an export of its own) may
-// arrive before this owner's own news of it.
+// claims what its rank has not heard.
+//
+// Causal delivery. Messages of different owners arrive in no particular
+// order, and a frontier can carry an owner's entry through a third rank:
+// A's operation e signals T, then S (only S carries (A, e)); C's queue
+// waits on its proxy of S and signals U, whose frontier then carries
+// (A, e); rank B, with proxies of T and U, may get C's REACHED(U) before
+// A's REACHED(T). Had B applied it, a queue on B that learnt (A, e) from
+// U would elide its wait on T's proxy -- whose submitted record names
+// producer (A, e) -- while that proxy is still below the value. So the
+// receiver keeps two rules, both local, for every proxy Q of another
+// owner than the sender and every submitted signal (w, producer p)
+// announced on Q and not reached:
+//   - A REACHED that would make a proxy P reach a value whose frontier
+//     covers p (epoch_of(p.axis) >= p.epoch) is *held*, with everything
+//     its sender sent after it (SUBMITTED, REACHED, FAILED, BYE: the
+//     sender's order is kept), until Q reaches w or fails (its owner
+//     failed it or withdrew it, left, vanished, Q was closed, this node
+//     shut down). The frontier checked is the message's (which holds the
+//     one P's own submitted signal of that value carries) and, when the
+//     value passes other submitted signals of P, theirs: a queue's device
+//     wait on one of those imported its frontier at submit time.
+//   - A SUBMITTED whose producer another owner's REACHED already claimed
+//     is not announced on its proxy (stats().submitted_covered): a queue
+//     here may know the claim while the value's REACHED is still on its
+//     way. A wait on the value is then a device wait, or held on the
+//     host, until the value arrives.
+// Why waiting is safe: (A, e) in a frontier says operation e completed
+// with every signal of it reached, so A reached w before the claim was
+// made and its REACHED(w) is sent or on its way; each hold waits for news
+// its sender's claim already saw, so holds cannot wait on each other in a
+// cycle, and a lost owner fails Q, which releases them. Nothing is needed
+// for a proxy of the sender itself (its news arrive in its order), nor for
+// a signal this node has not heard of (no queue can elide a wait on it by
+// dominance, and the second rule covers it once it arrives). Gating the
+// reach is enough: a queue elides (tier 1) only through its knowledge,
+// which holds a remote entry only after a wait on a proxy -- a reached
+// value, or a device wait ordered after the proxy reaches the value whose
+// frontier it imported; tier 1's same-queue case never applies to a proxy
+// (only the node signals it). The check costs, per received REACHED, one
+// table lookup per frontier entry (the highest epoch claimed per axis and
+// owner is noted there for the second rule) and nothing more unless the
+// axis has a submitted signal of another owner at or below the claimed
+// epoch. Limits: claims must be true (an owner's frontier naming an
+// operation not completed holds the claimer's news until it completes or
+// its owner is lost); and within one owner the order is the batch's, so
+// when more ordered news arrive between two polls than the batch holds,
+// a value sent early as an external catch-up can reach its proxy before
+// the same owner's news that the proxy's submitted signal of that value
+// claims (a queue that issued a device wait on that value may then elide
+// a wait on the other proxy too early): size Traits::news_capacity for the
+// news between two polls.
 //
 // `open_proxy(owner, id)` creates the proxy (the node owns it; the
 // reference stays valid for the node's life) and sends SUBSCRIBE; the owner
@@ -138,7 +186,10 @@
 //                lost; an export's mutex only to re-read submitted records
 //                (a new subscriber, an outbox overflow). It allocates when a
 //                peer's HELLO arrives, a subscriber or early subscription is
-//                added, or a table grows. The carrier may allocate (see its
+//                added, a table grows, a frontier names an axis for the
+//                first time, or more submitted signals or held messages
+//                are outstanding than ever before (causal delivery's
+//                tables keep their size). The carrier may allocate (see its
 //                own header). export_semaphore, open_proxy and
 //                announce_axis allocate (slots and table entries) and take
 //                the node's mutex.
@@ -148,12 +199,16 @@
 //                failure text; the node holds two batches of
 //                Traits::news_capacity entries of sizeof(Frontier) + 64
 //                bytes (33 KiB with the defaults), a few records of
-//                scratch, per-rank peer state and its tables.
+//                scratch, per-rank peer state and its tables; per axis
+//                received frontiers named, ~100 bytes and 24 per
+//                submitted signal it produced that a proxy holds; per peer,
+//                the bytes of its held messages.
 // Configuration: Carrier (causal::mpi::carrier), Semaphore (the proxy type,
 //                a basic_semaphore or an adapter semaphore; its frontier
 //                type and layout are the node's), Traits
 //                (default_node_traits: outbox_capacity, news_capacity,
-//                max_proxy_pending, max_early_subscriptions), Clock
+//                max_proxy_pending, max_early_subscriptions,
+//                max_held_messages, max_tracked_axes), Clock
 //                (coarse_node_clock, to within a clock tick;
 //                steady_node_clock; manual_clock in tests);
 //                node_options at run time (session, heartbeat interval
@@ -223,6 +278,21 @@ struct default_node_traits {
   /// Subscriptions one peer may hold for ids not (yet) exported here;
   /// more are answered with FAILED(resource_exhausted).
   static constexpr std::size_t max_early_subscriptions = 1024;
+  /// Messages of one peer held in order behind a REACHED that waits for
+  /// another owner's news (the file comment, "Causal delivery"). The wait
+  /// lasts about one delivery of that owner's news, which it sent before
+  /// the claim was made; a peer that fills the queue anyway is lost
+  /// (errc::resource_exhausted). Bounds what a peer can make this rank
+  /// allocate; the queue keeps its largest size, so a steady stream of
+  /// holds does not allocate.
+  static constexpr std::size_t max_held_messages = 65536;
+  /// Axes named in received frontiers and producers that the node keeps
+  /// track of (per axis: the highest epoch other owners claimed, and the
+  /// proxies' submitted signals it produced; about 100 bytes each). A
+  /// submitted signal whose producer's axis finds the table full is not
+  /// announced on its proxy (a wait on it is then only elided once the
+  /// value is reached). 16 384 axes hold 64 ranks with 256 queues each.
+  static constexpr std::size_t max_tracked_axes = 16384;
 };
 
 /// Checks the members basic_node reads from its traits.
@@ -232,6 +302,8 @@ concept node_traits = requires {
   { T::news_capacity } -> std::convertible_to<std::size_t>;
   { T::max_proxy_pending } -> std::convertible_to<std::size_t>;
   { T::max_early_subscriptions } -> std::convertible_to<std::size_t>;
+  { T::max_held_messages } -> std::convertible_to<std::size_t>;
+  { T::max_tracked_axes } -> std::convertible_to<std::size_t>;
 };
 
 /// Run-time settings of a node.
@@ -333,8 +405,20 @@ struct node_stats {
   /// Updates with nothing to do: for no open proxy, or at or below what
   /// the proxy already has (stale or repeated).
   std::uint64_t updates_ignored = 0;
-  /// SUBMITTED refused because the proxy held Traits::max_proxy_pending.
+  /// SUBMITTED refused because the proxy held Traits::max_proxy_pending,
+  /// or the node could not keep track of its producer's axis
+  /// (Traits::max_tracked_axes, or out of memory).
   std::uint64_t submitted_dropped = 0;
+  /// SUBMITTED not announced on the proxy because another owner's news had
+  /// already claimed its producer complete (the file comment, "Causal
+  /// delivery"): the value's REACHED is on its way.
+  std::uint64_t submitted_covered = 0;
+  /// REACHED updates held because their frontier claims an operation
+  /// complete whose submitted signal a proxy of another owner holds and
+  /// has not reached (counted once each), and every message held in the
+  /// sender's order: those, and what the sender sent after them.
+  std::uint64_t reached_held = 0;
+  std::uint64_t messages_held = 0;
   /// Proxy-side edges: updates applied to proxies.
   std::uint64_t submitted_applied = 0;
   std::uint64_t reached_applied = 0;
@@ -725,6 +809,7 @@ class basic_node {
     // step (nor for the clock read, which stamps these sends afterwards).
     work += flush_news();
     work += carrier_->poll(&on_message_thunk, this);
+    if (holding_peers_ != 0) [[unlikely]] work += release_held();
     // The clock (~17 ns here) is read after delivery, and only by a poll
     // that moved nothing so far, or after busy_polls_per_clock_read busy
     // ones: a poll that delivered or sent returns without it (the caller
@@ -736,6 +821,8 @@ class basic_node {
     work += flush_news();
     if (now_valid_) work += check_peers();
     work += lose_pending_peers();
+    // A lost peer's proxies failed: what waited for them goes on.
+    if (holding_peers_ != 0) [[unlikely]] work += release_held();
     if (shutdown_requested_.load(std::memory_order_acquire)) {
       do_shutdown();
       ++work;
@@ -794,6 +881,9 @@ class basic_node {
     s.protocol_errors = counters_.protocol_errors.load(std::memory_order_relaxed);
     s.updates_ignored = counters_.updates_ignored.load(std::memory_order_relaxed);
     s.submitted_dropped = counters_.submitted_dropped.load(std::memory_order_relaxed);
+    s.submitted_covered = counters_.submitted_covered.load(std::memory_order_relaxed);
+    s.reached_held = counters_.reached_held.load(std::memory_order_relaxed);
+    s.messages_held = counters_.messages_held.load(std::memory_order_relaxed);
     s.submitted_applied = counters_.submitted_applied.load(std::memory_order_relaxed);
     s.reached_applied = counters_.reached_applied.load(std::memory_order_relaxed);
     s.proxies_failed = counters_.proxies_failed.load(std::memory_order_relaxed);
@@ -921,6 +1011,15 @@ class basic_node {
     // poll() only.
     bool node_failed = false;
     bool closed = false;
+    /// The value the node last reached the proxy to (only the node signals
+    /// it): what causal delivery reads instead of the semaphore's payload.
+    std::uint64_t reached = 0;
+    /// Bounds on the values of the submitted signals announced on the
+    /// proxy and not reached (records_high 0: none): every one is in
+    /// [records_low, records_high]. A REACHED that would pass some of them
+    /// other than its own value checks their frontiers (on_reached).
+    std::uint64_t records_low = 0;
+    std::uint64_t records_high = 0;
     /// The owner's failure text, NUL-terminated: the proxy's error points
     /// here, so it lives as long as the proxy.
     char text[max_failure_text + 1] = {};
@@ -939,6 +1038,75 @@ class basic_node {
       x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
       return static_cast<std::size_t>(x ^ (x >> 31));
     }
+  };
+
+  //===-- causal delivery (poll() only; the file comment, "Causal delivery") --===//
+
+  /// A submitted signal announced on a proxy with a producer entry: a
+  /// queue whose knowledge covers that entry elides its wait on it, so no
+  /// claim of the producer from another owner may apply before the proxy
+  /// reaches the value. Kept until the proxy reaches it or fails.
+  struct watched_record {
+    proxy_slot* proxy = nullptr;
+    std::uint64_t value = 0;
+    std::uint64_t epoch = 0;  ///< the producer's epoch (its axis: the axis_state's)
+  };
+
+  /// What poll() knows of one axis that received news named.
+  struct axis_state {
+    /// The highest epoch of the axis that a reached frontier of owner
+    /// `heard_from` claimed, and the highest any other owner claimed.
+    std::uint64_t heard = 0;
+    std::uint64_t heard_elsewhere = 0;
+    std::uint32_t heard_from = 0;
+    /// Every record's proxy owner, unless `mixed` (records of one axis
+    /// normally all come from the rank that runs its queue).
+    std::uint32_t owner = 0;
+    bool mixed = false;
+    /// At most the least producer epoch in `records` (~0 when empty):
+    /// the cheap test that no record can be covered.
+    std::uint64_t min_epoch = ~std::uint64_t{0};
+    /// Announced submitted signals this axis produced, not known reached,
+    /// in records[0, count): dropped when the check finds them reached or
+    /// failed, and before the vector (always at its full size) would grow.
+    std::vector<watched_record> records{};
+    std::size_t count = 0;
+
+    void hear(std::uint64_t epoch, std::uint32_t from) noexcept {
+      if (from == heard_from) {
+        if (epoch > heard) heard = epoch;
+      } else if (epoch > heard) {
+        // The old best came from another owner than `from`: it is now the
+        // best of the others.
+        heard_elsewhere = heard;
+        heard = epoch;
+        heard_from = from;
+      } else if (epoch > heard_elsewhere) {
+        heard_elsewhere = epoch;
+      }
+    }
+    /// The highest epoch an owner other than `owner_rank` claimed.
+    [[nodiscard]] std::uint64_t heard_except(std::uint32_t owner_rank) const noexcept {
+      return owner_rank == heard_from ? heard_elsewhere : heard;
+    }
+  };
+
+  struct axis_hash {
+    std::size_t operator()(axis a) const noexcept {
+      // Fibonacci hashing, folded so that the low bits (the table's index)
+      // depend on every field of the axis: looked up once per entry of
+      // every received frontier, so cheaper than the splitmix finaliser.
+      const std::uint64_t x = a.raw() * 0x9e3779b97f4a7c15ull;
+      return static_cast<std::size_t>(x ^ (x >> 32));
+    }
+  };
+
+  /// One message held in a peer's order (its bytes in the peer's
+  /// held_bytes).
+  struct held_message {
+    std::size_t offset = 0;
+    std::size_t size = 0;
+    errc damaged = errc::ok;  ///< decode() refused it, with this code
   };
 
   //===-- peers --===//
@@ -961,6 +1129,12 @@ class basic_node {
     /// Heard from (1) or sent to (2) in this poll before its clock read;
     /// stamped with the clock when it is read.
     std::uint8_t touched = 0;
+    /// The peer's proxy news (SUBMITTED, REACHED, FAILED, BYE) held in
+    /// arrival order behind a REACHED that waits for another owner's news
+    /// (empty: none held); released from held_next on.
+    std::vector<std::byte> held_bytes{};
+    std::vector<held_message> held{};
+    std::size_t held_next = 0;
   };
 
   //===-- requests from other threads --===//
@@ -1032,7 +1206,8 @@ class basic_node {
 
   struct atomic_counters {
     std::atomic<std::uint64_t> messages_sent{0}, bytes_sent{0}, messages_received{0}, bytes_received{0},
-        malformed{0}, protocol_errors{0}, updates_ignored{0}, submitted_dropped{0}, submitted_applied{0},
+        malformed{0}, protocol_errors{0}, updates_ignored{0}, submitted_dropped{0}, submitted_covered{0},
+        reached_held{0}, messages_held{0}, submitted_applied{0},
         reached_applied{0}, proxies_failed{0}, submitted_sent{0}, reached_sent{0}, failed_sent{0},
         reached_coalesced{0}, reached_without_frontier{0}, submitted_superseded{0}, resyncs{0},
         heartbeats_sent{0}, send_failures{0}, peers_lost{0};
@@ -1542,12 +1717,21 @@ class basic_node {
     if (const status decoded = decode_into<frontier_type>(bytes, m); !decoded) {
       bump(counters_.malformed);
       note_error(from, decoded.error_value());
+      if (!p.held.empty()) [[unlikely]] {
+        // It may fail a proxy whose earlier news are held: after them.
+        hold(from, bytes, decoded.error_value().code());
+        return;
+      }
       on_damaged(from, bytes, decoded.error_value());
       return;
     }
     touch(from, touched_heard);
     if (!p.hello_seen && m.kind != message_kind::hello) {
       protocol_error(from, error{errc::failed_precondition, "message before the sender's HELLO", from});
+      return;
+    }
+    if (!p.held.empty() && in_owner_order(m.kind)) [[unlikely]] {
+      hold(from, bytes);
       return;
     }
     switch (m.kind) {
@@ -1561,13 +1745,40 @@ class basic_node {
         break;
       case message_kind::unsubscribe: remove_subscriber(m.id, from); break;
       case message_kind::submitted: on_submitted(from, m); break;
-      case message_kind::reached: on_reached(from, m); break;
+      case message_kind::reached:
+        if (!on_reached(from, m)) [[unlikely]] {
+          bump(counters_.reached_held);
+          hold(from, bytes);
+        }
+        break;
       case message_kind::failed: on_failed(from, m); break;
       case message_kind::bye:
         queue_loss(from, error{errc::cancelled, "the owner rank left the job (BYE)", from});
         break;
       case message_kind::heartbeat: break;
       case message_kind::axes: on_axes(from, m.axes); break;
+    }
+  }
+
+  /// The kinds a peer's proxy news consist of: applied in the sender's
+  /// order, so held behind a held one. (HELLO, SUBSCRIBE, UNSUBSCRIBE,
+  /// HEARTBEAT and AXES are not news of this rank's proxies and go on.)
+  static constexpr bool in_owner_order(message_kind k) noexcept {
+    return k == message_kind::submitted || k == message_kind::reached || k == message_kind::failed ||
+           k == message_kind::bye;
+  }
+
+  /// Applies one of `from`'s held proxy news; false (nothing done) when it
+  /// is a REACHED that must still wait (on_reached).
+  bool apply_news(std::uint32_t from, const message<frontier_type>& m) noexcept {
+    switch (m.kind) {
+      case message_kind::submitted: on_submitted(from, m); return true;
+      case message_kind::reached: return on_reached(from, m);
+      case message_kind::failed: on_failed(from, m); return true;
+      case message_kind::bye:
+        queue_loss(from, error{errc::cancelled, "the owner rank left the job (BYE)", from});
+        return true;
+      default: return true;
     }
   }
 
@@ -1662,27 +1873,289 @@ class basic_node {
       bump(counters_.submitted_dropped);
       return;
     }
+    // A record with a producer is what a queue elides a wait on when its
+    // knowledge covers the producer (tier 1, dominated; queue.hpp). So:
+    // not announced at all once another owner's news claimed the producer
+    // complete -- a queue here may already know that claim while this
+    // proxy's REACHED is still on its way; and else watched, so that no
+    // such claim applies before the proxy reaches it (on_reached). Not
+    // announcing is always sound: a wait on the value is then a device
+    // wait, or held on the host, until the value arrives.
+    axis_state* watch = nullptr;
+    if (m.producer.epoch != 0) {
+      watch = axis_table_.find(m.producer.axis);
+      if (watch == nullptr) [[unlikely]] watch = track_axis(m.producer.axis);
+      if (watch == nullptr ||
+          (watch->count == watch->records.size() && !make_room(*watch))) [[unlikely]] {
+        bump(counters_.submitted_dropped);
+        return;
+      }
+      if (watch->heard_except(from) >= m.producer.epoch) {
+        bump(counters_.submitted_covered);
+        return;
+      }
+    }
     if (slot->sem.submit_signal_as(this, m.value, m.frontier, m.producer)) {
       bump(counters_.submitted_applied);
+      if (watch != nullptr) add_record(*watch, watched_record{slot, m.value, m.producer.epoch});
+      if (slot->records_high == 0) {
+        slot->records_low = slot->records_high = m.value;
+      } else {
+        slot->records_low = std::min(slot->records_low, m.value);
+        slot->records_high = std::max(slot->records_high, m.value);
+      }
     } else {
       // Already submitted, reached meanwhile, or failed.
       bump(counters_.updates_ignored);
     }
   }
 
-  void on_reached(std::uint32_t from, const message<frontier_type>& m) noexcept {
+  /// Applies a REACHED; false, doing nothing, when its frontier claims a
+  /// signal a proxy of another owner has not reached yet (claims_ahead):
+  /// then it waits, with what its sender sent after it, until that proxy
+  /// reaches the value or fails (release_held).
+  CAUSAL_ALWAYS_INLINE bool on_reached(std::uint32_t from, const message<frontier_type>& m) noexcept {
     proxy_slot* slot = poll_proxy(from, m.id);
     if (slot == nullptr || slot->closed || slot->node_failed || slot->sem.value() >= m.value) {
       bump(counters_.updates_ignored);
-      return;
+      return true;
+    }
+    // The frontier it claims: the message's (none for an external value),
+    // which holds the one the proxy's submitted signal of exactly this
+    // value carries (the owner's semaphore merged it in when it reached
+    // the value). A queue here that issued a device wait on a submitted
+    // value imported that signal's frontier at submit time, so the
+    // frontiers of the signals this value passes are claims too:
+    // checked when there may be such (records_low), each under one lock
+    // of the proxy -- not for a pipeline that reaches its signals one by
+    // one.
+    if (!m.external && claims_ahead(from, m.frontier)) [[unlikely]] return false;
+    const bool has_records = slot->records_high != 0;
+    if (has_records && (slot->records_low < m.value || (m.external && slot->records_low == m.value)) &&
+        records_claim_ahead(*slot, from, m.value, m.external)) [[unlikely]] {
+      return false;
     }
     const status s = m.external ? slot->sem.signal_external_as(this, m.value)
                                 : slot->sem.signal_as(this, m.value, m.frontier, m.producer);
     if (s) {
       bump(counters_.reached_applied);
+      slot->reached = m.value;
+      // A held REACHED may wait for this value.
+      release_due_ = true;
     } else {
       bump(counters_.updates_ignored);
     }
+    // The proxy is at m.value now (or failed): its records up to it are gone.
+    if (has_records) {
+      if (slot->records_high <= m.value) {
+        slot->records_high = 0;
+      } else if (slot->records_low <= m.value) {
+        slot->records_low = m.value + 1;
+      }
+    }
+    return true;
+  }
+
+  /// Checks, as claims_ahead does, the frontiers of the submitted signals
+  /// announced on `slot` that reaching `value` passes: below it, or at it
+  /// for an external value.
+  CAUSAL_NOINLINE bool records_claim_ahead(proxy_slot& slot, std::uint32_t from, std::uint64_t value, bool external) noexcept {
+    bool ahead = false;
+    for (std::uint64_t w = std::max(slot.records_low, slot.sem.value() + 1);;) {
+      // The submitted signal of the lowest value >= w, if any.
+      const auto next = slot.sem.frontier_at(w);
+      if (!next || next->reached || next->signal_value > value) break;
+      if ((next->signal_value < value || external) && claims_ahead(from, next->frontier)) ahead = true;
+      if (next->signal_value == value) break;
+      w = next->signal_value + 1;
+    }
+    return ahead;
+  }
+
+  //===-- causal delivery (the file comment) --===//
+
+  /// Notes what reached frontier `f` from `from` claims (each axis's
+  /// highest epoch per owner, for on_submitted), and returns true when it
+  /// covers the producer of a submitted signal that a proxy of another
+  /// owner holds and has not reached. A proxy of `from` itself needs no
+  /// check: `from` sends its news in the order its semaphores reached
+  /// them, so that value arrived first. Per entry: one table lookup and,
+  /// unless the axis has a record of another owner at or below the
+  /// claimed epoch (min_epoch, owner), nothing more.
+  CAUSAL_ALWAYS_INLINE bool claims_ahead(std::uint32_t from, const frontier_type& f) noexcept {
+    const auto axes = f.axes();
+    const auto epochs = f.epochs();
+    bool ahead = false;
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      axis_state* s = axis_table_.find(axes[i]);
+      if (s == nullptr) [[unlikely]] {
+        s = track_axis(axes[i]);
+        // Untracked (the table is full): no record of this axis is ever
+        // announced (on_submitted), so there is nothing to check or note.
+        if (s == nullptr) continue;
+      }
+      s->hear(epochs[i], from);
+      if (s->count != 0 && epochs[i] >= s->min_epoch && (s->mixed || s->owner != from)) {
+        if (unreached_at_or_below(*s, epochs[i], from)) ahead = true;
+      }
+    }
+    return ahead;
+  }
+
+  /// Drops the records of `s` that their proxies reached or that failed,
+  /// and returns true when one is left of an owner other than `from` with
+  /// a producer epoch at most `epoch`.
+  CAUSAL_NOINLINE bool unreached_at_or_below(axis_state& s, std::uint64_t epoch, std::uint32_t from) noexcept {
+    prune_records(s);
+    for (std::size_t i = 0; i < s.count; ++i) {
+      if (s.records[i].epoch <= epoch && s.records[i].proxy->owner != from) return true;
+    }
+    return false;
+  }
+
+  /// Keeps the records of `s` still outstanding (the proxy below the
+  /// value, not failed) and recomputes min_epoch, owner and mixed.
+  static void prune_records(axis_state& s) noexcept {
+    std::size_t kept = 0;
+    s.min_epoch = ~std::uint64_t{0};
+    s.mixed = false;
+    for (std::size_t i = 0; i < s.count; ++i) {
+      const watched_record r = s.records[i];
+      if (r.proxy->node_failed || r.proxy->reached >= r.value) continue;
+      if (kept == 0) {
+        s.owner = r.proxy->owner;
+      } else if (r.proxy->owner != s.owner) {
+        s.mixed = true;
+      }
+      s.min_epoch = std::min(s.min_epoch, r.epoch);
+      s.records[kept++] = r;
+    }
+    s.count = kept;
+  }
+
+  /// Makes room for one more record in `s` (full): first drops those no
+  /// longer outstanding (so a steady stream reuses the vector), then grows
+  /// it. False when memory runs out.
+  CAUSAL_NOINLINE static bool make_room(axis_state& s) noexcept {
+    prune_records(s);
+    if (s.count < s.records.size()) return true;
+    try {
+      s.records.resize(std::max<std::size_t>(8, s.records.size() * 2));
+    } catch (...) {
+      return false;
+    }
+    return true;
+  }
+
+  /// Appends `r` (room made by make_room).
+  CAUSAL_ALWAYS_INLINE static void add_record(axis_state& s, const watched_record& r) noexcept {
+    if (s.count == 0) {
+      s.owner = r.proxy->owner;
+      s.mixed = false;
+    } else if (r.proxy->owner != s.owner) {
+      s.mixed = true;
+    }
+    s.min_epoch = std::min(s.min_epoch, r.epoch);
+    s.records[s.count++] = r;  // room made: never allocates
+  }
+
+  /// The state of axis `a`, entered the first time (allocates); null when
+  /// the table is full or memory ran out -- then, and from then on, no new
+  /// axis is entered: a claim that could not be noted must not be missed
+  /// by a record entered later.
+  CAUSAL_NOINLINE axis_state* track_axis(axis a) noexcept {
+    if (axis_state* s = axis_table_.find(a)) return s;
+    if (axes_untracked_ || axis_states_.size() >= Traits::max_tracked_axes) {
+      axes_untracked_ = true;
+      return nullptr;
+    }
+    std::unique_ptr<axis_state> fresh(new (std::nothrow) axis_state);
+    bool entered = false;
+    if (fresh) {
+      try {
+        if (axis_states_.size() == axis_states_.capacity()) {
+          axis_states_.reserve(std::max<std::size_t>(16, axis_states_.capacity() * 2));
+        }
+        entered = axis_table_.insert(a, fresh.get());
+      } catch (...) {
+        entered = false;
+      }
+    }
+    if (!entered) {
+      axes_untracked_ = true;
+      return nullptr;
+    }
+    axis_states_.push_back(std::move(fresh));  // reserved above
+    return axis_states_.back().get();
+  }
+
+  /// Appends a message of `from` to its held news (in arrival order);
+  /// `damaged`: decode() refused it with that code (on_damaged runs when
+  /// it is released). A peer past Traits::max_held_messages, or when memory
+  /// runs out, is lost: its held news would otherwise grow without bound.
+  CAUSAL_NOINLINE void hold(std::uint32_t from, std::span<const std::byte> bytes, errc damaged = errc::ok) noexcept {
+    peer_state& p = peers_[from];
+    if (p.held.size() - p.held_next >= Traits::max_held_messages) {
+      queue_loss(from, error{errc::resource_exhausted,
+                             "the rank's news waited for another rank's beyond max_held_messages", from});
+      return;
+    }
+    try {
+      if (p.held.size() == p.held.capacity()) p.held.reserve(std::max<std::size_t>(16, p.held.capacity() * 2));
+      const std::size_t at = p.held_bytes.size();
+      if (p.held_bytes.capacity() - at < bytes.size()) {
+        // At least 1 KiB: a few messages, whatever their sizes, before
+        // the first growth.
+        p.held_bytes.reserve(std::max({p.held_bytes.capacity() * 2, at + bytes.size(), std::size_t{1024}}));
+      }
+      p.held_bytes.insert(p.held_bytes.end(), bytes.begin(), bytes.end());
+      p.held.push_back(held_message{at, bytes.size(), damaged});  // reserved above
+    } catch (...) {
+      queue_loss(from, error{errc::resource_exhausted, "out of memory for the rank's held news", from});
+      return;
+    }
+    if (p.held.size() == 1) ++holding_peers_;
+    bump(counters_.messages_held);
+  }
+
+  /// Applies held news, each peer's in its order, as far as each can go;
+  /// repeats while anything moved (news released from one peer can
+  /// release another's). Runs when a proxy reached a value or failed
+  /// since the last time (release_due_).
+  CAUSAL_NOINLINE std::size_t release_held() noexcept {
+    std::size_t work = 0;
+    while (release_due_ && holding_peers_ != 0) {
+      release_due_ = false;
+      for (std::uint32_t r = 0; r < size_; ++r) {
+        peer_state& p = peers_[r];
+        while (p.held_next < p.held.size()) {
+          const held_message h = p.held[p.held_next];
+          const std::span<const std::byte> bytes(p.held_bytes.data() + h.offset, h.size);
+          if (h.damaged != errc::ok) {
+            on_damaged(r, bytes, error{h.damaged, "held"});
+          } else {
+            // It decoded when it arrived; decoding the same bytes again
+            // cannot fail. (No message is received meanwhile: incoming_
+            // and held_bytes are free.)
+            message<frontier_type>& m = incoming_;
+            if (decode_into<frontier_type>(bytes, m) && !apply_news(r, m)) break;
+          }
+          ++p.held_next;
+          ++work;
+        }
+        if (!p.held.empty() && p.held_next == p.held.size()) drop_held(p);
+      }
+    }
+    return work;
+  }
+
+  /// Forgets `p`'s held news (released, or the peer or this node is gone).
+  void drop_held(peer_state& p) noexcept {
+    if (p.held.empty()) return;
+    p.held.clear();
+    p.held_bytes.clear();
+    p.held_next = 0;
+    --holding_peers_;
   }
 
   void on_failed(std::uint32_t from, const message<frontier_type>& m) noexcept {
@@ -1705,6 +2178,8 @@ class basic_node {
     slot.node_failed = true;
     bump(counters_.proxies_failed);
     (void)slot.sem.fail(e);
+    // A held REACHED may wait for a value this proxy can now never reach.
+    release_due_ = true;
   }
 
   //===-- owner side --===//
@@ -2174,6 +2649,8 @@ class basic_node {
       }
     }
     bump(counters_.peers_lost);
+    // Its held news go with it (its proxies fail below).
+    drop_held(p);
     for (auto& [id, ranks] : early_) ranks.erase(std::remove(ranks.begin(), ranks.end(), r), ranks.end());
     p.early_subscriptions = 0;
     for_each_proxy([&](proxy_slot& s) {
@@ -2209,6 +2686,8 @@ class basic_node {
     for_each_proxy([&](proxy_slot& s) {
       if (!s.closed) fail_proxy(s, error{errc::cancelled, "this node shut down", rank_});
     });
+    // Held news are for proxies that have just failed.
+    for (peer_state& p : peers_) drop_held(p);
     withdraw_all();
     closed_ = true;
     {
@@ -2299,6 +2778,13 @@ class basic_node {
   std::vector<control> subscribe_requests_;
   std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> early_;
   std::vector<proxy_slot*> proxy_scratch_;
+  // Causal delivery (the file comment): the axes received news named, and
+  // the peers whose news are held.
+  poll_table<axis, axis_hash, axis_state> axis_table_;
+  std::vector<std::unique_ptr<axis_state>> axis_states_;
+  bool axes_untracked_ = false;  // an axis could not be entered: none will be
+  std::size_t holding_peers_ = 0;  // peers with held news
+  bool release_due_ = false;       // a proxy reached a value or failed since release_held last ran
   std::array<std::byte, std::max(max_update_size<frontier_type>, max_failed_size)> buffer_{};
   std::unique_ptr<update_record[]> scratch_outbox_;
   update_record scratch_catch_up_{};
