@@ -8,8 +8,9 @@
 int main() {
   // [snippet:first_pipeline]
   causal::executor ex;                                  // one worker per hardware thread
-  causal::cpu::queue load(ex), compute(ex), store(ex);  // each on a fresh axis
   causal::semaphore loaded, computed;                   // timelines that carry frontiers
+  causal::cpu::queue load(ex), compute(ex), store(ex);  // each on a fresh axis: declared
+                                                        // last, so destroyed first
   int in[4] = {}, out[4] = {};
   int *x = in, *y = out;
   for (std::uint64_t i = 1; i <= 4; ++i) {

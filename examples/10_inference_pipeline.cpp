@@ -87,17 +87,20 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(requests));
 
   // [snippet:pipeline_setup]
+  // Declared in the order docs/lifetimes.md recommends: what is named
+  // outlives what names it. The queues come last, so an early return
+  // below destroys them first, and they fail their pending work while the
+  // executor, the semaphores, the arena and the pool are still alive.
   causal::executor ex;  // one worker per hardware thread
-  causal::axis_allocator axes;
-  causal::cpu::queue tokenizer(axes.allocate(0, causal::domain::queue).value(), ex);
-  causal::cpu::queue encoder(axes.allocate(0, causal::domain::queue).value(), ex);
-  causal::cpu::queue decoder(axes.allocate(0, causal::domain::queue).value(), ex);
   causal::semaphore tokens_ready, encoded, decoded;  // one timeline per stage
-
   // One pool for all three devices; each queue's progress timeline lets
   // the pool fence reuse of a block that queue freed.
   std::vector<std::byte> arena(pool_quota);
   causal::cpu::block_pool pool(pool_quota, 64);
+  causal::axis_allocator axes;
+  causal::cpu::queue tokenizer(axes.allocate(0, causal::domain::queue).value(), ex);
+  causal::cpu::queue encoder(axes.allocate(0, causal::domain::queue).value(), ex);
+  causal::cpu::queue decoder(axes.allocate(0, causal::domain::queue).value(), ex);
   for (causal::cpu::queue* q : {&tokenizer, &encoder, &decoder}) {
     (void)q->enable_progress_timeline();
     (void)pool.register_timeline(q->axis(), q->progress_timeline());

@@ -133,7 +133,12 @@
 // finishes leftovers on the calling thread. Processes that are suspended
 // (waiting on a wake that has not come) are not known to the executor:
 // cancel them first (scope::cancel_all) or make sure nothing wakes them
-// once the executor is gone.
+// once the executor is gone. A CPU queue stays bound to its executor for
+// its whole life: destroying the executor before it is refused -- the
+// destructor prints the bound queues to stderr and aborts, in every build
+// mode (docs/lifetimes.md). With worker_count 0 the executor runs only when
+// a thread drives it (run_until_idle, run_until); a bound queue's
+// wait_idle and destructor drive it themselves (executor_base::help).
 //
 // Introspection. snapshot(), worker_state(), slot_state(), ring_state()
 // and describe() report the workers (each publishes working / spinning /
@@ -194,6 +199,8 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 #include <type_traits>
@@ -560,6 +567,7 @@ class basic_executor : private detail::executor_base {
     executor_base::activate_batch = &activate_batch_thunk;
     executor_base::resume = &resume_thunk;
     executor_base::budget_changed = &budget_thunk;
+    executor_base::help = &help_thunk;
     if constexpr (has_rings) {
       auto set = std::make_shared<ring_set_type>(Traits::producer_rings, Traits::producer_ring_slots);
       rings_ = set.get();
@@ -571,6 +579,7 @@ class basic_executor : private detail::executor_base {
       if (n == 0) n = 1;
     }
     worker_count_ = n;
+    executor_base::workers = n;
     spin_budget_.store(options.spin_budget == executor_options::traits_spin_budget
                            ? Traits::spin_budget
                            : options.spin_budget,
@@ -610,7 +619,12 @@ class basic_executor : private detail::executor_base {
   basic_executor& operator=(const basic_executor&) = delete;
 
   /// Cancels what is pending, stops and joins the workers (file comment).
+  /// A queue still bound to the executor is a lifetime error the executor
+  /// cannot mend (the queue would wake a process on a dead executor at its
+  /// next submit): it prints every bound queue and what it has in flight
+  /// to stderr, then aborts, in every build mode (docs/lifetimes.md).
   ~basic_executor() {
+    refuse_if_bound();
     cancelling_.store(true, std::memory_order_seq_cst);
     stopping_.store(true, std::memory_order_seq_cst);
     wake_sleeping_slots();
@@ -667,17 +681,7 @@ class basic_executor : private detail::executor_base {
   void run_until_idle() noexcept {
     [[maybe_unused]] const bool busy = helper_busy_.exchange(true, std::memory_order_acquire);
     CAUSAL_ASSERT(!busy, "executor::run_until_idle: called by two threads at once");
-    worker& h = workers_[worker_count_];
-    for (;;) {
-      const step_result r = step(h);
-      if (r == step_result::progress) continue;
-      if (has_local(h)) continue;
-      if (r == step_result::busy) {
-        detail::cpu_relax();
-        continue;
-      }
-      break;
-    }
+    drain_helper();
     helper_busy_.store(false, std::memory_order_release);
   }
 
@@ -1025,6 +1029,53 @@ class basic_executor : private detail::executor_base {
 
   static void resume_thunk(detail::executor_base& b, process& p, std::uint32_t slot) noexcept {
     self(b).resume_slot(p, slot);
+  }
+
+  /// executor_base::help: run_until_idle, unless another thread holds the
+  /// helper index (then that thread is draining, and we return).
+  static void help_thunk(detail::executor_base& b) noexcept {
+    basic_executor& ex = self(b);
+    if (ex.helper_busy_.exchange(true, std::memory_order_acquire)) return;
+    ex.drain_helper();
+    ex.helper_busy_.store(false, std::memory_order_release);
+  }
+
+  void drain_helper() noexcept {
+    worker& h = workers_[worker_count_];
+    for (;;) {
+      const step_result r = step(h);
+      if (r == step_result::progress) continue;
+      if (has_local(h)) continue;
+      if (r == step_result::busy) {
+        detail::cpu_relax();
+        continue;
+      }
+      break;
+    }
+  }
+
+  /// The destructor's lifetime check (see ~basic_executor).
+  void refuse_if_bound() noexcept {
+    std::size_t bound = 0;
+    {
+      detail::spin_guard guard(bound_lock);
+      for (const detail::bound_link* l = bound_sentinel.next; l != &bound_sentinel; l = l->next) {
+        ++bound;
+      }
+      if (bound == 0) return;
+      std::fprintf(stderr,
+                   "causal: executor destroyed while %zu queue(s) are still bound to it; destroy "
+                   "(or close()) every queue before its executor (docs/lifetimes.md). Still "
+                   "bound:\n",
+                   bound);
+      for (const detail::bound_link* l = bound_sentinel.next; l != &bound_sentinel; l = l->next) {
+        char line[160] = "a bound process";
+        if (l->describe != nullptr) l->describe(*l, line, sizeof line);
+        std::fprintf(stderr, "  - %s\n", line);
+      }
+    }
+    std::fflush(stderr);
+    std::abort();
   }
 
   static void budget_thunk(detail::executor_base& b, process& p, std::uint32_t slot,

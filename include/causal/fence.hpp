@@ -266,7 +266,7 @@ class basic_fence {
 
   /// Fails every point's semaphore with `e` (sticky; first error wins).
   void fail(const error& e) const noexcept {
-    for (const point& p : points()) (void)p.semaphore->fail(e);
+    for (const point& p : points()) (void)detail::fail_signal(*p.semaphore, p.value, e);
   }
 
   //===-- coroutine ---------------------------------------------------------===//

@@ -423,7 +423,7 @@ class invocation_core {
           // Waiters were promised this value: a rejected signal (not
           // increasing) fails the semaphore; an already failed one keeps
           // its first error.
-          (void)pt.semaphore->fail(s.error_value());
+          (void)detail::fail_signal(*pt.semaphore, pt.value, s.error_value());
           if (final) final = s;
         }
       }

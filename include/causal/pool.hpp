@@ -104,15 +104,18 @@
 // Thread safety: externally synchronised, like a queue: one thread at a time
 //                calls acquire/release/register_timeline. The tracker and
 //                the timeline semaphores may be advanced concurrently by
-//                other threads; the pool only reads them.
+//                other threads; the pool only reads them. A registered
+//                timeline unregisters itself when destroyed (any order
+//                works, docs/lifetimes.md): destroying one counts as a call
+//                on the pool.
 // Memory order:  no atomics of its own. Reuse by completion relies on the
 //                tracker's acquire reads (pairing with its `advance`) and on
 //                the semaphore's acquire `value()` (pairing with `signal`).
 // Blocking/allocation: never blocks, never allocates, never throws. acquire
 //                and release are O(MaxBlocks * frontier size); the slow
 //                path (coalescing, then the fence path (c)) is out of line.
-// Size:          MaxBlocks * (sizeof(Frontier) + 52) + MaxTimelines * 16
-//                bytes plus ~170: 16 552 bytes for the defaults (64 blocks,
+// Size:          MaxBlocks * (sizeof(Frontier) + 52) + MaxTimelines * 48
+//                bytes plus ~170: 17 064 bytes for the defaults (64 blocks,
 //                12-entry frontiers). Descriptors (offset, size, producer,
 //                state) sit apart from the death frontiers, so a scan of
 //                the free list touches ~48 bytes per block, not ~250.
@@ -325,6 +328,12 @@ class basic_block_pool {
   }
 
   basic_block_pool(const basic_block_pool&) = delete;
+  /// Unregisters every timeline (see register_timeline).
+  ~basic_block_pool() {
+    for (std::size_t i = 0; i < timeline_count_; ++i) {
+      detail::remove_holder_if_able(*timelines_[i].semaphore, holders_[i]);
+    }
+  }
   basic_block_pool& operator=(const basic_block_pool&) = delete;
 
   //===-- configuration ---------------------------------------------------===//
@@ -351,7 +360,13 @@ class basic_block_pool {
       return error{errc::capacity_exceeded, "register_timeline: MaxTimelines timelines registered",
                    MaxTimelines};
     }
-    timelines_[timeline_count_++] = timeline_entry{a, &progress};
+    timelines_[timeline_count_] = timeline_entry{a, &progress};
+    // A timeline destroyed before the pool unregisters itself (holder
+    // withdraw): later fences never name a dead semaphore.
+    holders_[timeline_count_].pool = this;
+    holders_[timeline_count_].withdraw = &withdraw_timeline;
+    detail::add_holder_if_able(progress, holders_[timeline_count_]);
+    ++timeline_count_;
     return {};
   }
 
@@ -360,7 +375,8 @@ class basic_block_pool {
   status unregister_timeline(causal::axis a) noexcept {
     for (std::size_t i = 0; i < timeline_count_; ++i) {
       if (timelines_[i].axis == a) {
-        timelines_[i] = timelines_[--timeline_count_];
+        detail::remove_holder_if_able(*timelines_[i].semaphore, holders_[i]);
+        forget_timeline_at(i);
         return {};
       }
     }
@@ -540,6 +556,32 @@ class basic_block_pool {
     causal::axis axis{};
     semaphore_type* semaphore = nullptr;
   };
+
+  /// The pool's link on a registered timeline (semaphore_holder): the
+  /// semaphore's destructor calls withdraw_timeline.
+  struct timeline_holder : detail::semaphore_holder {
+    basic_block_pool* pool = nullptr;
+  };
+
+  static void withdraw_timeline(detail::semaphore_holder& h) noexcept {
+    timeline_holder& th = static_cast<timeline_holder&>(h);
+    basic_block_pool& self = *th.pool;
+    self.forget_timeline_at(static_cast<std::size_t>(&th - self.holders_.data()));
+  }
+
+  /// Drops entry `i` (its holder already unlinked), moving the last entry
+  /// into its place and its holder link with it.
+  void forget_timeline_at(std::size_t i) noexcept {
+    const std::size_t last = --timeline_count_;
+    if (i != last) {
+      detail::remove_holder_if_able(*timelines_[last].semaphore, holders_[last]);
+      timelines_[i] = timelines_[last];
+      holders_[i].pool = this;
+      holders_[i].withdraw = &withdraw_timeline;
+      detail::add_holder_if_able(*timelines_[i].semaphore, holders_[i]);
+    }
+    timelines_[last] = timeline_entry{};
+  }
 
   /// One planned device wait.
   struct fence_wait {
@@ -918,6 +960,7 @@ class basic_block_pool {
   std::array<std::uint16_t, MaxBlocks> free_{};
   std::array<std::uint16_t, MaxBlocks> spare_{};
   std::array<timeline_entry, MaxTimelines> timelines_{};
+  std::array<timeline_holder, MaxTimelines> holders_{};
   // Hot descriptor fields apart from the death frontiers, so that a scan
   // of the free list touches ~48 bytes per block, not ~250.
   std::array<descriptor, MaxBlocks> desc_{};

@@ -178,10 +178,49 @@ namespace detail {
 class scope_core;
 struct process_access;
 
+/// A long-lived process bound to an executor for the whole life of its
+/// owner (a CPU queue): the executor keeps them on a list so that its
+/// destructor can refuse, loudly, to leave them behind (docs/lifetimes.md).
+/// Circular with the executor's sentinel; linked and unlinked under
+/// executor_base::bound_lock (never on a hot path).
+struct bound_link {
+  bound_link* prev = nullptr;
+  bound_link* next = nullptr;
+  /// Writes one line naming the owner and what it still has in flight
+  /// (null: "a bound process").
+  void (*describe)(const bound_link&, char* out, std::size_t size) noexcept = nullptr;
+};
+
 /// The executor as a process sees it: two function pointers, no virtuals.
 /// basic_executor fills them in; a process reaches its executor through the
 /// pointer it got at submit.
 struct executor_base {
+  /// Runs ready work on the calling thread until none is runnable, if no
+  /// other thread is doing so already (then it returns at once). Used by
+  /// what blocks on an executor that has no worker threads (worker_count
+  /// 0): a queue's wait_idle and teardown drive the executor themselves.
+  void (*help)(executor_base&) noexcept = nullptr;
+  /// The number of worker threads (0: the caller drives the executor).
+  std::uint32_t workers = 0;
+  /// Bound long-lived processes (bound_link), for the destructor's check.
+  detail::spin_lock bound_lock;
+  bound_link bound_sentinel{&bound_sentinel, &bound_sentinel, nullptr};
+
+  void bind_long_lived(bound_link& link) noexcept {
+    detail::spin_guard guard(bound_lock);
+    link.prev = bound_sentinel.prev;
+    link.next = &bound_sentinel;
+    bound_sentinel.prev->next = &link;
+    bound_sentinel.prev = &link;
+  }
+  void unbind_long_lived(bound_link& link) noexcept {
+    detail::spin_guard guard(bound_lock);
+    if (link.next == nullptr) return;
+    link.prev->next = link.next;
+    link.next->prev = link.prev;
+    link.prev = link.next = nullptr;
+  }
+
   /// Places a process that a wake() just made ACTIVE with count 0 (on a
   /// thread that is not completing a process on this executor's worker).
   void (*activate)(executor_base&, process&) noexcept = nullptr;

@@ -240,6 +240,19 @@ class basic_queue {
   /// Submissions held on the host (tier 3) without allocating; more grow
   /// the table on the heap.
   static constexpr std::size_t max_deferred = 16;
+  /// True when the backend reaches or fails every signal it is given,
+  /// later, from work it keeps (Backend::writes_later: the CPU, Vulkan
+  /// and CUDA queues): their signals are announced as promises, and a
+  /// semaphore refuses to be destroyed while one is outstanding
+  /// (docs/lifetimes.md). A test double that may never complete says
+  /// nothing.
+  static constexpr bool backend_writes_later = [] {
+    if constexpr (requires { Backend::writes_later; }) {
+      return static_cast<bool>(Backend::writes_later);
+    } else {
+      return false;
+    }
+  }();
 
   /// Creates the queue for axis `a` (from an axis_allocator: never reused),
   /// forwarding `backend_args` to the backend. Precondition: a.raw() != 0.
@@ -717,12 +730,13 @@ class basic_queue {
       const Frontier& carried = k + 1 == signals.size() ? knowledge_ : before_;
       // Reserved before anything was issued: only a concurrent signal or
       // failure of the semaphore (a race the caller lost) can refuse it.
-      status s = sig.semaphore->submit_reserved_signal(sig.value, carried, producer);
+      status s = sig.semaphore->submit_reserved_signal(sig.value, carried, producer,
+                                                        backend_writes_later);
       if (s) s = backend_.issue_signal(*sig.semaphore, sig.value);
       if (!s) {
         // The operation is already on the device; a signal we cannot
         // announce or issue would strand its waiters, so fail it.
-        sig.semaphore->fail(s.error_value());
+        (void)detail::fail_signal(*sig.semaphore, sig.value, s.error_value());
         if (first_failure) first_failure = s;
         continue;
       }
@@ -1041,7 +1055,7 @@ class recording_backend {
       while (i < total_ && log_[i % LogCapacity].kind == event_kind::signal) {
         const event& e = log_[i % LogCapacity];
         if (fails) {
-          (void)e.semaphore->fail(failure_);
+          (void)detail::fail_signal(*e.semaphore, e.value, failure_);
         } else {
           (void)e.semaphore->device_signal(e.value);
         }

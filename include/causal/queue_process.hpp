@@ -142,6 +142,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <new>
 #include <thread>
@@ -357,8 +358,8 @@ class basic_queue_process : public process {
 
   /// Fails what is still waiting (errc::cancelled: "queue closed"), waits
   /// for the operations already running, and takes the process off its
-  /// executor. Precondition: the executor is still alive and has a worker
-  /// thread (or the caller runs it), since running operations finish there.
+  /// executor. The executor must still be alive (it refuses to die while
+  /// the queue is bound); with no worker thread, this thread drives it.
   ~basic_queue_process() {
     close();
     free_segments();
@@ -373,10 +374,23 @@ class basic_queue_process : public process {
   }
 
   /// Binds the queue to `executor`; call once, before the first submit.
+  /// The executor keeps the queue on its list of bound queues until the
+  /// queue closes, and refuses to be destroyed before (docs/lifetimes.md).
   template <class Executor>
   void start(Executor& ex) noexcept {
     CAUSAL_ASSERT(!is_submitted(), "queue_process::start: already started");
     ex.submit(*this);
+    bound_.owner = this;
+    bound_.describe = &describe_bound;
+    executor_ = detail::process_access::executor(*this);
+    if (executor_ != nullptr) executor_->bind_long_lived(bound_);
+  }
+
+  /// Names the queue in lifetime diagnostics (an executor destroyed before
+  /// it lists it as "<kind> on axis <axis>").
+  void set_identity(const char* kind, std::uint64_t axis) noexcept {
+    kind_ = kind;
+    axis_ = axis;
   }
 
   /// Sets the retire callback (before the first submit).
@@ -565,6 +579,7 @@ class basic_queue_process : public process {
   status wait_idle(std::chrono::steady_clock::time_point deadline =
                        std::chrono::steady_clock::time_point::max()) noexcept {
     const std::uint64_t target = tail_.load(std::memory_order_relaxed);
+    if (executor_ != nullptr && executor_->workers == 0) return help_until_idle(target, deadline);
     idle_waiters_.fetch_add(1, std::memory_order_seq_cst);
     bool reached = true;
     for (;;) {
@@ -584,7 +599,100 @@ class basic_queue_process : public process {
     return queue_status();
   }
 
+  /// Describes, for up to `max_ops` operations not finished yet (oldest
+  /// first), what each still waits for: the semaphore, the value, its
+  /// payload now, and who will signal it -- the operation (axis, epoch)
+  /// that submitted that value, or nobody. One line per unmet wait. For a
+  /// stall: a wait no one will signal, or a cycle across queues (follow
+  /// the producers' axes). Writes at most `size` bytes (NUL-terminated,
+  /// cut with "..." when longer) and returns the length. The submitting
+  /// thread only (it alone reuses slots); never allocates. Empty when
+  /// every operation has finished.
+  std::size_t describe_pending(char* out, std::size_t size, std::size_t max_ops = 8) const noexcept {
+    text_writer w{out, size};
+    const std::uint64_t t = tail_.load(std::memory_order_relaxed);
+    const segment* seg = head_segment_shared_.load(std::memory_order_acquire);
+    const std::uint64_t head = head_.load(std::memory_order_acquire);
+    std::size_t shown = 0;
+    for (std::uint64_t h = seg->base; h < t && shown < max_ops; ++h) {
+      if (h - seg->base == SegmentSlots) seg = seg->next;
+      if (h < head) continue;
+      const slot& sl = seg->slots[h - seg->base];
+      w.add("%s on axis %llu: %s at epoch %llu", kind_, static_cast<unsigned long long>(axis_),
+            sl.epoch == 0 ? "wait barrier" : sl.op.label(), static_cast<unsigned long long>(sl.epoch));
+      ++shown;
+      bool any = false;
+      for (std::size_t i = 0; i < sl.wait_count; ++i) {
+        const wait_record& wr = sl.waits[i];
+        const std::uint64_t now = wr.semaphore->value();
+        if (now >= wr.value) continue;
+        any = true;
+        describe_wait(w, *wr.semaphore, wr.value, now);
+      }
+      if (any) {
+        w.add("\n");
+      } else {
+        w.add(sl.failed.load(std::memory_order_relaxed) ? ": failed, finishing\n"
+                                                        : ": its waits are met; runs next\n");
+      }
+    }
+    if (shown == max_ops && t > head + max_ops) w.add("...\n");
+    return w.length();
+  }
+
  private:
+  /// snprintf appends into a fixed buffer, ending in "..." when cut.
+  struct text_writer {
+    char* out;
+    std::size_t size;
+    std::size_t used = 0;
+    template <class... Args>
+    void add(const char* format, Args... args) noexcept {
+      if (size == 0 || used + 1 >= size) return;
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#pragma GCC diagnostic ignored "-Wformat-security"
+#endif
+      const int n = std::snprintf(out + used, size - used, format, args...);
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+      if (n < 0) return;
+      if (used + static_cast<std::size_t>(n) >= size) {
+        used = size - 1;
+        if (size > 4) std::memcpy(out + size - 4, "...", 4);
+        return;
+      }
+      used += static_cast<std::size_t>(n);
+    }
+    [[nodiscard]] std::size_t length() const noexcept { return used; }
+  };
+
+  static void describe_wait(text_writer& w, const Semaphore& s, std::uint64_t v,
+                            std::uint64_t now) noexcept {
+    if (const auto f = detail::failure_below(s, v)) {
+      w.add("\n  waits on semaphore %p >= %llu: it failed at %llu (%.*s)",
+            static_cast<const void*>(&s), static_cast<unsigned long long>(v),
+            static_cast<unsigned long long>(now), static_cast<int>(f->message().size()),
+            f->message().data());
+      return;
+    }
+    const auto at = s.frontier_at(v);
+    if (at && at->has_producer()) {
+      w.add("\n  waits on semaphore %p >= %llu (now %llu), which the operation at epoch %llu of "
+            "axis %llu will signal",
+            static_cast<const void*>(&s), static_cast<unsigned long long>(v),
+            static_cast<unsigned long long>(now), static_cast<unsigned long long>(at->producer.epoch),
+            static_cast<unsigned long long>(at->producer.axis.raw()));
+    } else {
+      w.add("\n  waits on semaphore %p >= %llu (now %llu), which no submitted operation signals: "
+            "only a host signal can meet it",
+            static_cast<const void*>(&s), static_cast<unsigned long long>(v),
+            static_cast<unsigned long long>(now));
+    }
+  }
+
   struct wait_record {
     Semaphore* semaphore = nullptr;
     std::uint64_t value = 0;
@@ -918,7 +1026,9 @@ class basic_queue_process : public process {
     }
     fail_queue(outcome.error_value());
     const error e = *failure_ptr();
-    for (std::size_t i = 0; i < sl.signal_count; ++i) sl.signals[i].semaphore->fail(e);
+    for (std::size_t i = 0; i < sl.signal_count; ++i) {
+      (void)detail::fail_signal(*sl.signals[i].semaphore, sl.signals[i].value, e);
+    }
     if (progress_ != nullptr) progress_->fail(e);
   }
 
@@ -967,6 +1077,15 @@ class basic_queue_process : public process {
           if (node.cancel()) on_wait_met(node, closed);
         }
       }
+      if (executor_ != nullptr && executor_->workers == 0) {
+        // Nobody else runs the executor: drive it here. What can still
+        // run does; the cancels above failed what waits, so one more pass
+        // finds the queue idle unless a wait re-armed meanwhile.
+        executor_->help(*executor_);
+        if (head_.load(std::memory_order_acquire) >= tail_.load(std::memory_order_relaxed)) break;
+        std::this_thread::yield();
+        continue;
+      }
       const auto soon = std::chrono::steady_clock::now() + std::chrono::milliseconds(10);
       if (wait_idle(soon).code() != errc::timeout) break;
     }
@@ -974,7 +1093,39 @@ class basic_queue_process : public process {
     // it inline, or flags it so that the executor completes it; either way
     // release runs, and the executor no longer holds it after that.
     (void)cancel();
+    if (executor_ != nullptr && executor_->workers == 0) {
+      while (!released_.load(std::memory_order_acquire)) {
+        executor_->help(*executor_);
+        if (!released_.load(std::memory_order_acquire)) std::this_thread::yield();
+      }
+    }
     while (!released_.load(std::memory_order_acquire)) released_.wait(false);
+    if (executor_ != nullptr) executor_->unbind_long_lived(bound_);
+  }
+
+  /// wait_idle on an executor with no worker threads: the caller drains
+  /// it until the queue reaches `target` or `deadline` passes. Another
+  /// thread may signal what the queue waits for meanwhile, so an
+  /// operation that is not ready yet is not an error by itself.
+  status help_until_idle(std::uint64_t target,
+                         std::chrono::steady_clock::time_point deadline) noexcept {
+    for (;;) {
+      executor_->help(*executor_);
+      if (head_.load(std::memory_order_acquire) >= target) return queue_status();
+      if (std::chrono::steady_clock::now() >= deadline) {
+        return error{errc::timeout, "queue_process::wait_idle: deadline passed"};
+      }
+      std::this_thread::yield();
+    }
+  }
+
+  static void describe_bound(const detail::bound_link& link, char* out, std::size_t size) noexcept {
+    const basic_queue_process& q = *static_cast<const bound_entry&>(link).owner;
+    const std::uint64_t tail = q.tail_.load(std::memory_order_relaxed);
+    const std::uint64_t head = q.head_.load(std::memory_order_relaxed);
+    std::snprintf(out, size, "%s on axis %llu: %llu operation(s) not finished", q.kind_,
+                  static_cast<unsigned long long>(q.axis_),
+                  static_cast<unsigned long long>(tail - head));
   }
 
   //===-- fields --===//
@@ -1013,6 +1164,14 @@ class basic_queue_process : public process {
   std::atomic<std::uint32_t> idle_waiters_{0};
   ext::park_word idle_word_{0};
   std::atomic<bool> released_{false};
+  // Lifetime: the executor's list of bound queues, and how we are named.
+  struct bound_entry : detail::bound_link {
+    const basic_queue_process* owner = nullptr;
+  };
+  bound_entry bound_{};
+  detail::executor_base* executor_ = nullptr;
+  const char* kind_ = "queue";
+  std::uint64_t axis_ = 0;
   /// Set by shutdown(): failing operations stop waiting for their waits.
   std::atomic<bool> closing_{false};
   basic_block_processor<> dispatcher_{empty_commands()};
@@ -1035,6 +1194,10 @@ using queue_process = basic_queue_process<>;
 template <class QueueProcess>
 class queue_process_backend {
  public:
+  /// Every signal issued here is reached or failed later by the process
+  /// (basic_queue::backend_writes_later).
+  static constexpr bool writes_later = true;
+
   using semaphore_type = typename QueueProcess::semaphore_type;
   using operation_type = queue_operation;
   /// A timepoint can be armed on a value nobody has submitted yet.

@@ -138,11 +138,14 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <new>
 #include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
 
 #if defined(__linux__)
 #include <fcntl.h>
@@ -183,6 +186,20 @@ enum class semaphore_scope : std::uint8_t {
   }
   return "unknown";
 }
+
+namespace detail {
+/// A long-lived pointer to a semaphore held by another object (a block
+/// pool's registered progress timeline), withdrawn when the semaphore is
+/// destroyed: the semaphore unlinks every holder and calls its
+/// `withdraw`, which must forget the pointer (docs/lifetimes.md). Linked
+/// and unlinked under the semaphore's lock; the holder's owner calls
+/// remove_holder when it lets go first.
+struct semaphore_holder {
+  semaphore_holder* prev = nullptr;
+  semaphore_holder* next = nullptr;
+  void (*withdraw)(semaphore_holder&) noexcept = nullptr;
+};
+}  // namespace detail
 
 /// How far a value has got on a semaphore.
 enum class value_state : std::uint8_t {
@@ -486,7 +503,20 @@ class basic_semaphore {
 
   /// Delivers `errc::cancelled` to every pending timepoint. Host waiters
   /// must have returned before destruction.
+  ///
+  /// A semaphore that a queue has submitted a signal of, with that signal
+  /// neither reached nor failed yet, is still named by live work that
+  /// will write to it: destroying it is a lifetime error the semaphore
+  /// cannot mend. The destructor then prints what is still promised and
+  /// by whom (the producers' axes and epochs) to stderr and aborts, in
+  /// every build mode (docs/lifetimes.md). Holders (a block pool that
+  /// registered it as a progress timeline, add_holder) are told to forget
+  /// it. Signals
+  /// submitted directly (submit_signal) are the caller's to keep track
+  /// of; a mirror (writes reserved by an owner) is exempt.
   ~basic_semaphore() {
+    refuse_if_promised();
+    withdraw_holders();
     if (observed(observer_)) [[unlikely]] {
       if (observer_->on_destroyed != nullptr) observer_->on_destroyed(observer_->context);
     }
@@ -703,9 +733,9 @@ class basic_semaphore {
   /// table: only running out of memory could refuse it); the other errors
   /// are submit_signal's (a concurrent signal or failure may still win).
   status submit_reserved_signal(std::uint64_t v, const Frontier& f,
-                                frontier_entry producer = {}) noexcept {
+                                frontier_entry producer = {}, bool promised = false) noexcept {
     if (write_key_ != nullptr) [[unlikely]] return refused_write();
-    if constexpr (!Pending::bounded) return submit_pending(v, f, producer);
+    if constexpr (!Pending::bounded) return submit_pending(v, f, producer, promised);
     detail::spin_guard guard(lock_);
     CAUSAL_ASSERT(reserved_ != 0, "submit_reserved_signal without a reservation");
     if (reserved_ != 0) --reserved_;
@@ -716,7 +746,7 @@ class basic_semaphore {
       return status{error{errc::resource_exhausted,
                           "submit_reserved_signal: no reserved record", PendingCapacity}};
     }
-    insert_pending_locked(v, f, producer);
+    insert_pending_locked(v, f, producer, promised);
     return status{};
   }
 
@@ -770,6 +800,49 @@ class basic_semaphore {
     if (must_wake) end_wake();
     fire_all(doomed, status{e});
     return true;
+  }
+
+  /// Links `h`, a holder that keeps a pointer to this semaphore beyond
+  /// any one operation (a block pool's registered progress timeline): the
+  /// destructor calls h.withdraw, so the holder forgets the pointer
+  /// instead of keeping a dangling one. Not a hot path.
+  void add_holder(detail::semaphore_holder& h) noexcept {
+    detail::spin_guard guard(lock_);
+    h.prev = nullptr;
+    h.next = holders_;
+    if (holders_ != nullptr) holders_->prev = &h;
+    holders_ = &h;
+  }
+  /// Unlinks `h` (its owner lets go first); a no-op when not linked.
+  void remove_holder(detail::semaphore_holder& h) noexcept {
+    detail::spin_guard guard(lock_);
+    if (h.prev == nullptr && holders_ != &h) return;
+    if (h.prev != nullptr) h.prev->next = h.next;
+    if (holders_ == &h) holders_ = h.next;
+    if (h.next != nullptr) h.next->prev = h.prev;
+    h.prev = h.next = nullptr;
+  }
+
+  /// fail(e) by the producer of the submitted signal `v`: also settles
+  /// that promise, so that the semaphore may then be destroyed (see the
+  /// destructor). Queues call it for each signal of a failed operation.
+  bool fail_submitted(std::uint64_t v, error e) noexcept {
+    {
+      detail::spin_guard guard(lock_);
+      settle_pending_locked(v);
+    }
+    return fail(std::move(e));
+  }
+
+  /// Forgets every outstanding submitted signal: for an owner that knows
+  /// none of their producers will write here again (a lost device). The
+  /// destructor then no longer refuses on their account.
+  void abandon_promises() noexcept {
+    detail::spin_guard guard(lock_);
+    if (!pending_.empty()) {
+      pending_.pop_front(pending_.size());
+      note_pending_free_locked();
+    }
   }
 
   //===-- tracing -----------------------------------------------------------===//
@@ -979,11 +1052,69 @@ class basic_semaphore {
   }
 
  private:
+  /// Drops the submitted record for exactly `v`, if there is one (its
+  /// producer settled it by failing it, or by signalling a failed
+  /// semaphore). Under lock_.
+  void settle_pending_locked(std::uint64_t v) noexcept {
+    const std::size_t at = pending_lower_bound(v);
+    if (at < pending_.size() && pending_[at].value == v) {
+      pending_.erase(at);
+      note_pending_free_locked();
+    }
+  }
+
+  /// The destructor's lifetime check (see ~basic_semaphore).
+  /// Tells every holder that the semaphore is going (see add_holder).
+  void withdraw_holders() noexcept {
+    detail::semaphore_holder* h = nullptr;
+    {
+      detail::spin_guard guard(lock_);
+      h = std::exchange(holders_, nullptr);
+    }
+    while (h != nullptr) {
+      detail::semaphore_holder* next = h->next;
+      h->prev = h->next = nullptr;
+      if (h->withdraw != nullptr) h->withdraw(*h);
+      h = next;
+    }
+  }
+
+  void refuse_if_promised() noexcept {
+    if (write_key_ != nullptr) return;
+    detail::spin_guard guard(lock_);
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < pending_.size(); ++i) n += pending_[i].promised ? 1 : 0;
+    if (n == 0) [[likely]] return;
+    std::fprintf(stderr,
+                 "causal: semaphore %p destroyed while %zu submitted signal(s) of it are neither "
+                 "reached nor failed; the queue work that will write them is still alive. Destroy "
+                 "(or wait_idle) the queues that signal a semaphore before the semaphore "
+                 "(docs/lifetimes.md). Still promised:\n",
+                 static_cast<const void*>(this), n);
+    std::size_t shown = 0;
+    for (std::size_t i = 0; i < pending_.size() && shown < 16; ++i) {
+      const record& r = pending_[i];
+      if (!r.promised) continue;
+      ++shown;
+      std::fprintf(stderr, "  - value %llu, by the operation at epoch %llu of axis %llu\n",
+                   static_cast<unsigned long long>(r.value),
+                   static_cast<unsigned long long>(r.producer.epoch),
+                   static_cast<unsigned long long>(r.producer.axis.raw()));
+    }
+    if (n > shown) std::fprintf(stderr, "  - and %zu more\n", n - shown);
+    std::fflush(stderr);
+    std::abort();
+  }
+
   struct record {
     std::uint64_t value = 0;
     Frontier frontier{};
     frontier_entry producer{};
     bool external = false;
+    /// Submitted by a queue whose backend writes it later (reaches or
+    /// fails it): the destructor refuses while such a record is
+    /// outstanding.
+    bool promised = false;
   };
 
   template <class Rep, class Period>
@@ -1054,7 +1185,8 @@ class basic_semaphore {
   }
 
   /// Inserts a checked record. Precondition: a record is free.
-  void insert_pending_locked(std::uint64_t v, const Frontier& f, frontier_entry producer) noexcept {
+  void insert_pending_locked(std::uint64_t v, const Frontier& f, frontier_entry producer,
+                             bool promised = false) noexcept {
     // Values mostly arrive in increasing order: the common insert appends.
     const std::size_t at = pending_lower_bound(v);
     // Filled in place: a temporary record would be one more ~220-byte copy.
@@ -1063,6 +1195,7 @@ class basic_semaphore {
     r.frontier = f;
     r.producer = producer;
     r.external = false;
+    r.promised = promised;
     note_pending_free_locked();
     if (observed(observer_)) [[unlikely]] {
       observe_submitted(pending_[at]);
@@ -1159,9 +1292,10 @@ class basic_semaphore {
   }
 
   /// submit_signal's work, after its write check.
-  status submit_pending(std::uint64_t v, const Frontier& f, frontier_entry producer) noexcept {
+  status submit_pending(std::uint64_t v, const Frontier& f, frontier_entry producer,
+                        bool promised = false) noexcept {
     return with_free_record([&] { return check_submittable_locked(v); },
-                            [&] { insert_pending_locked(v, f, producer); },
+                            [&] { insert_pending_locked(v, f, producer, promised); },
                             "submit_signal: PendingCapacity submitted signals outstanding "
                             "(pending_bounded)");
   }
@@ -1179,7 +1313,11 @@ class basic_semaphore {
     bool must_wake = false;
     {
       detail::spin_guard guard(lock_);
-      if (failed()) return status{*failure()};
+      if (failed()) [[unlikely]] {
+        // The producer of a submitted v is done with it (see ~basic_semaphore).
+        settle_pending_locked(v);
+        return status{*failure()};
+      }
       const std::uint64_t local = payload_.load(std::memory_order_relaxed);
       if (!already_shared && v <= current_value_locked()) {
         return status{error{errc::not_increasing, "signal: value not above the payload", v}};
@@ -1622,6 +1760,7 @@ class basic_semaphore {
   /// The highest value among all records that left the ring.
   std::uint64_t retired_max_value_ = 0;
   std::array<record, HistoryDepth> ring_{};
+  detail::semaphore_holder* holders_ = nullptr;  // add_holder / remove_holder
   detail::inline_ring<record, PendingCapacity> pending_;
   Frontier retired_{};
 };
@@ -1643,6 +1782,28 @@ template <class S>
   if (!s.failed()) [[likely]] return std::nullopt;
   if (s.value() >= v) return std::nullopt;
   return s.failure();
+}
+
+/// add_holder / remove_holder where the semaphore type has holders.
+template <class S>
+void add_holder_if_able(S& s, semaphore_holder& h) noexcept {
+  if constexpr (requires { s.add_holder(h); }) s.add_holder(h);
+}
+template <class S>
+void remove_holder_if_able(S& s, semaphore_holder& h) noexcept {
+  if constexpr (requires { s.remove_holder(h); }) s.remove_holder(h);
+}
+
+/// Fails `s` as the producer of its submitted signal `v`
+/// (basic_semaphore::fail_submitted, which also settles that promise), or
+/// plainly for a semaphore type without promises.
+template <class S>
+bool fail_signal(S& s, std::uint64_t v, const error& e) noexcept {
+  if constexpr (requires { s.fail_submitted(v, e); }) {
+    return s.fail_submitted(v, e);
+  } else {
+    return s.fail(e);
+  }
 }
 
 /// For an owner that alone may move the semaphore it exposes (a channel's

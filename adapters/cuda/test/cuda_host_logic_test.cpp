@@ -12,6 +12,7 @@
 // (hip_host_logic), where it also checks the real runtime's callback slot.
 
 #include "cuda_fixture.hpp"
+#include "child_process.hpp"
 
 #include <causal/adapters/cuda/interop.hpp>
 #include <causal/adapters/cuda/pool.hpp>
@@ -91,6 +92,12 @@ TEST_CASE("cuda device: words and events are handed out, recycled and bounded",
   REQUIRE(e2);
   CHECK(*e2 == *e1);  // recycled, not created
   CHECK(ctx.events_created() == 1);
+  ctx.release_event(*e2);
+  // Every word back before the context goes (it refuses to die holding
+  // one: docs/lifetimes.md).
+  words[3] = *again;
+  for (const causal::cuda::timeline_word& w : words) ctx.free_word(w);
+  CHECK(ctx.words_in_use() == 0);
 }
 
 TEST_CASE("cuda stream queue: memory-ops mode issues wait-value and write-value, never events",
@@ -1104,4 +1111,25 @@ TEST_CASE("cuda stream queue: without 64-bit memory operations completion stays 
   CHECK(q.backend().issued().completion_writes == 0);
   REQUIRE(q.synchronize());
   CHECK(s.value() == 1);
+}
+
+TEST_CASE("cuda device: a context destroyed under a live semaphore is refused loudly",
+          "[cuda][device][lifetime]") {
+  if (!causal_test::fork_supported) {
+    WARN("skipped: fork with threads is not supported under ThreadSanitizer");
+    return;
+  }
+  const causal_test::child_outcome out = causal_test::run_child([] {
+    causal_cuda_test::fake_device dev;
+    auto* ctx = new causal::cuda::device_context(causal_cuda_test::fake_device::table());
+    causal::cuda::semaphore s(*ctx);
+    delete ctx;  // refused: s holds one of its words
+  });
+  CHECK(out.aborted);
+  CHECK(causal_test::contains(out.stderr_text, "cuda::device_context destroyed while 1 semaphore(s)"));
+
+  causal_cuda_test::fake_device dev;
+  causal::cuda::device_context ctx(causal_cuda_test::fake_device::table());
+  { causal::cuda::semaphore s(ctx); }
+  CHECK(ctx.words_in_use() == 0);
 }

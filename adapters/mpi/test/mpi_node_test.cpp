@@ -29,6 +29,7 @@
 #include <causal/semaphore.hpp>
 
 #include "catch.hpp"
+#include "child_process.hpp"
 #include "counting_new.hpp"
 #include "eventually.hpp"
 
@@ -1490,3 +1491,27 @@ TEST_CASE("mpi node: a steady exchange polls without allocating", "[mpi][node][a
   CHECK(p->value() == v);
   CHECK(p->pending_count() == 1);
 }
+
+TEST_CASE("mpi node: a carrier destroyed under a live node is refused loudly; the other order works",
+          "[mpi][node][lifetime]") {
+  if (!causal_test::fork_supported) {
+    WARN("skipped: fork with threads is not supported under ThreadSanitizer");
+    return;
+  }
+  const causal_test::child_outcome out = causal_test::run_child([] {
+    mpi::loopback_hub hub(2);
+    mpi::manual_clock clock;
+    auto* carrier = new mpi::loopback_carrier(hub, 0);
+    node_t node(*carrier, mpi::node_options{}, clock);
+    delete carrier;  // refused: the node still uses it
+  });
+  CHECK(out.aborted);
+  CHECK(causal_test::contains(out.stderr_text,
+                              "mpi::loopback_carrier destroyed while 1 mpi node(s) still use it"));
+
+  mpi::loopback_hub hub(2);
+  mpi::manual_clock clock;
+  mpi::loopback_carrier carrier(hub, 0);
+  { node_t first(carrier, mpi::node_options{}, clock); }
+  { node_t second(carrier, mpi::node_options{}, clock); }
+}  // the carrier goes after both nodes: no refusal

@@ -73,6 +73,14 @@ class inline_ring {
     return (*this)[at];
   }
 
+  /// Removes the element at index `at` (< size()), moving the later
+  /// elements forward by one.
+  void erase(std::size_t at) noexcept {
+    for (std::size_t k = at + 1; k < count_; ++k) (*this)[k - 1] = (*this)[k];
+    --count_;
+    if (count_ == 0) head_ = 0;
+  }
+
   /// Drops the first `n` elements (n <= size()).
   void pop_front(std::size_t n = 1) noexcept {
     head_ = wrap(head_ + n);

@@ -92,8 +92,10 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <initializer_list>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -115,11 +117,13 @@ class basic_queue {
   using operation_type = queue_operation;
 
   /// Creates the queue for axis `a` (never reused: from an axis_allocator)
-  /// and binds its process to `executor`, which must outlive the queue.
+  /// and binds its process to `executor`, which must outlive the queue
+  /// (it aborts, naming the queue, if destroyed first: docs/lifetimes.md).
   template <class Executor>
   basic_queue(causal::axis a, Executor& executor) noexcept : core_(a, process_) {
     process_.on_retire(&retire_thunk, this);
     process_.on_fail(&fail_thunk, this);
+    process_.set_identity("cpu::queue", a.raw());
     process_.start(executor);
   }
 
@@ -136,7 +140,9 @@ class basic_queue {
   basic_queue& operator=(const basic_queue&) = delete;
 
   /// Waits for what is in flight (waits that can no longer be met are
-  /// failed with errc::cancelled) before the process leaves the executor.
+  /// failed with errc::cancelled) before the process leaves the executor;
+  /// never for a wait no one signals. Semaphores the queue signals must
+  /// outlive it (docs/lifetimes.md has the order to declare them in).
   ~basic_queue() { process_.close(); }
 
   //===-- submission --===//
@@ -240,7 +246,28 @@ class basic_queue {
   /// `deadline`, then errc::timeout); returns the queue's failure, if any.
   status wait_idle(std::chrono::steady_clock::time_point deadline =
                        std::chrono::steady_clock::time_point::max()) noexcept {
-    return process_.wait_idle(deadline);
+    status s = process_.wait_idle(deadline);
+    if (s.code() != errc::timeout) return s;
+    // Say what the oldest unfinished operation waits for, and who would
+    // signal it (describe_stall), in the error itself.
+    char text[240];
+    const int n = std::snprintf(text, sizeof text, "cpu::queue::wait_idle: deadline passed; ");
+    (void)process_.describe_pending(text + n, sizeof text - static_cast<std::size_t>(n), 1);
+    return error{errc::timeout,
+                 detail::intern_message(text, "cpu::queue::wait_idle: deadline passed"),
+                 core_.completed_epoch()};
+  }
+
+  /// What the unfinished operations still wait for, oldest first, one line
+  /// per unmet wait with the operation (axis, epoch) that will signal its
+  /// value, or "no submitted operation signals" -- for a wait_idle that
+  /// timed out: a wait no one will signal, or a cycle across queues
+  /// (follow the axes). Empty when idle. The submitting thread only;
+  /// allocates (a diagnostic, not a hot path).
+  [[nodiscard]] std::string describe_stall(std::size_t max_operations = 8) const {
+    std::string text(4096, '\0');
+    text.resize(process_.describe_pending(text.data(), text.size(), max_operations));
+    return text;
   }
 
   /// Adds what the caller learnt elsewhere (e.g. after a host wait) to the

@@ -72,6 +72,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 
 CAUSAL_BEGIN_NAMESPACE
 
@@ -101,10 +103,29 @@ class device_context {
   device_context(const device_context&) = delete;
   device_context& operator=(const device_context&) = delete;
 
-  /// Precondition: every semaphore, queue and pool made from this context
-  /// has been destroyed. If a device wait is still counted on a word (a
-  /// queue outlived the context), the slab is leaked, not freed under it.
+  /// Every semaphore and queue made from this context must have been
+  /// destroyed: each holds a timeline word of its slab. One still holding
+  /// a word is refused loudly, in every build mode (stderr, then abort:
+  /// docs/lifetimes.md). A word only retiring (device waits still counted
+  /// on it after its owner went) keeps the slab leaked, not freed under
+  /// the device.
   ~device_context() {
+    std::size_t held = 0;
+    {
+      causal::detail::spin_guard guard(words_lock_);
+      for (std::size_t i = 0; i < word_used_.size(); ++i) {
+        held += static_cast<std::size_t>(__builtin_popcountll(word_used_[i] & ~word_retiring_[i]));
+      }
+    }
+    if (held != 0) [[unlikely]] {
+      std::fprintf(stderr,
+                   "causal: cuda::device_context destroyed while %zu semaphore(s) or queue(s) made "
+                   "from it still hold its timeline words; destroy them before their context "
+                   "(docs/lifetimes.md)\n",
+                   held);
+      std::fflush(stderr);
+      std::abort();
+    }
     for (std::size_t i = 0; i < events_created_; ++i) (void)driver_->event_destroy(all_events_[i]);
     if (slab_host_ != nullptr && pending_device_waits() == 0) (void)driver_->host_free(slab_host_);
   }

@@ -290,6 +290,10 @@ class same_stream_guard {
 template <sync_mode Mode, class Semaphore = semaphore>
 class stream_backend {
  public:
+  /// Every signal issued here is reached or failed later
+  /// (basic_queue::backend_writes_later).
+  static constexpr bool writes_later = true;
+
   using semaphore_type = Semaphore;
   using operation_type = stream_operation;
   /// Memory operations wait on the device for values not yet submitted;
@@ -997,7 +1001,7 @@ class stream_backend {
       any = true;
       const error e = failure_ ? error{errc::cancelled, "stream queue: closed"} : failure_.error_value();
       for (std::size_t i = 0; i < sl.signal_count; ++i) {
-        (void)sl.signals[i].semaphore->fail(e);
+        (void)causal::detail::fail_signal(*sl.signals[i].semaphore, sl.signals[i].value, e);
         if (Mode == sync_mode::events || host_signalling_) {
           (void)sl.signals[i].semaphore->release_events_through(~std::uint64_t{0}, this);
         }

@@ -35,9 +35,12 @@
 #include <causal/config.hpp>
 #include <causal/result.hpp>
 
+#include <atomic>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <span>
 
 CAUSAL_BEGIN_NAMESPACE
@@ -70,6 +73,37 @@ concept carrier = requires(C& c, const C& cc, std::uint32_t peer, std::span<cons
   { c.poll(on_message, context) } -> std::same_as<std::size_t>;
   { cc.peer_status(peer) } -> std::same_as<status>;
 };
+
+/// Counts the nodes that use a carrier, so that a carrier destroyed under
+/// a live node is refused loudly (stderr, then abort, in every build mode:
+/// docs/lifetimes.md) instead of being used after it is gone. The
+/// library's carriers hold one; a carrier of the program's own may offer
+/// `note_user(int)` too (the node calls it when the member exists).
+class carrier_users {
+ public:
+  void note_user(int delta) noexcept { users_.fetch_add(delta, std::memory_order_acq_rel); }
+  /// Called by the owning carrier's destructor.
+  void refuse_if_used(const char* carrier_name) const noexcept {
+    const int n = users_.load(std::memory_order_acquire);
+    if (n == 0) [[likely]] return;
+    std::fprintf(stderr,
+                 "causal: %s destroyed while %d mpi node(s) still use it; destroy the nodes "
+                 "before their carrier (docs/lifetimes.md)\n",
+                 carrier_name, n);
+    std::fflush(stderr);
+    std::abort();
+  }
+
+ private:
+  std::atomic<int> users_{0};
+};
+
+namespace detail {
+template <class C>
+void note_carrier_user(C& c, int delta) noexcept {
+  if constexpr (requires { c.note_user(delta); }) c.note_user(delta);
+}
+}  // namespace detail
 
 }  // namespace mpi
 

@@ -181,6 +181,11 @@ class basic_loopback_carrier {
   }
   basic_loopback_carrier(const basic_loopback_carrier&) = delete;
   basic_loopback_carrier& operator=(const basic_loopback_carrier&) = delete;
+  /// A node still using the carrier is refused loudly (carrier_users).
+  ~basic_loopback_carrier() { users_.refuse_if_used("mpi::loopback_carrier"); }
+
+  /// Counted by each node built on this carrier (carrier_users).
+  void note_user(int delta) noexcept { users_.note_user(delta); }
 
   [[nodiscard]] std::uint32_t rank() const noexcept { return rank_; }
   [[nodiscard]] std::uint32_t size() const noexcept { return hub_->size(); }
@@ -242,6 +247,7 @@ class basic_loopback_carrier {
   }
 
  private:
+  carrier_users users_;
   loopback_hub* hub_;
   std::uint32_t rank_;
   std::vector<std::byte> scratch_;

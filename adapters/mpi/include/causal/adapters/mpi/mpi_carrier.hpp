@@ -432,7 +432,17 @@ class basic_mpi_carrier {
   /// Waits up to Traits::shutdown_grace for sends in flight, cancels the
   /// receives, frees the requests and the communicator (file comment,
   /// "Shutdown"). Queued sends are dropped: flush() first.
-  ~basic_mpi_carrier() { close(); }
+  /// A node still using the carrier is refused loudly first
+  /// (carrier_users).
+  ~basic_mpi_carrier() {
+    if (s_ != nullptr) s_->users.refuse_if_used("mpi::mpi_carrier");
+    close();
+  }
+
+  /// Counted by each node built on this carrier (carrier_users).
+  void note_user(int delta) noexcept {
+    if (s_ != nullptr) s_->users.note_user(delta);
+  }
 
   //===-- the carrier concept ------------------------------------------------===//
 
@@ -651,6 +661,7 @@ class basic_mpi_carrier {
   /// Everything, on the heap: MPI holds pointers into the buffers and the
   /// request arrays, so they must not move with the carrier.
   struct state {
+    carrier_users users;  // nodes on this carrier (note_user)
     // Written by create(), read by everything.
     MPI_Comm comm = MPI_COMM_NULL;
     std::uint32_t rank = 0;

@@ -520,6 +520,7 @@ class basic_node {
         scratch_outbox_(std::make_unique<update_record[]>(Traits::outbox_capacity)) {
     touched_ranks_.reserve(size_);
     for (news_batch& b : batches_) b.entries = std::make_unique<news_entry[]>(Traits::news_capacity);
+    detail::note_carrier_user(carrier, +1);
   }
 
   basic_node(const basic_node&) = delete;
@@ -535,6 +536,7 @@ class basic_node {
     } else {
       withdraw_all();
     }
+    detail::note_carrier_user(*carrier_, -1);
   }
 
   [[nodiscard]] std::uint32_t rank() const noexcept { return rank_; }

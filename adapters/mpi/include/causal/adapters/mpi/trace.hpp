@@ -162,6 +162,11 @@ class traced_carrier {
 
   traced_carrier(const traced_carrier&) = delete;
   traced_carrier& operator=(const traced_carrier&) = delete;
+  /// A node still using the carrier is refused loudly (carrier_users).
+  ~traced_carrier() { users_.refuse_if_used("mpi::traced_carrier"); }
+
+  /// Counted by each node built on this carrier (carrier_users).
+  void note_user(int delta) noexcept { users_.note_user(delta); }
 
   [[nodiscard]] std::uint32_t rank() const noexcept { return inner_->rank(); }
   [[nodiscard]] std::uint32_t size() const noexcept { return inner_->size(); }
@@ -202,6 +207,7 @@ class traced_carrier {
     log_->record(message_event{trace_now_ns(), d, m->kind, owner, subscriber, m->id, m->value, m->external});
   }
 
+  carrier_users users_;
   Carrier* inner_;
   message_log* log_;
   message_handler handler_ = nullptr;

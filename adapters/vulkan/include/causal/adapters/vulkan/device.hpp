@@ -70,6 +70,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -274,7 +276,19 @@ class device {
   /// made on this device is gone.
   ~device() {
     stop_waiter();
-    CAUSAL_ASSERT(members_.empty(), "vulkan::device destroyed before its semaphores and queues");
+    // Semaphores and queues keep a pointer to their device and detach in
+    // their destructors: one still attached would use a dead device.
+    // Refused loudly in every build mode (docs/lifetimes.md).
+    if (!members_.empty()) [[unlikely]] {
+      std::size_t queues = 0, semaphores = 0;
+      for (const detail::device_member& m : members_) ++(m.kick != nullptr ? queues : semaphores);
+      std::fprintf(stderr,
+                   "causal: vulkan::device destroyed while %zu queue(s) and %zu semaphore(s) "
+                   "still use it; destroy them before their device (docs/lifetimes.md)\n",
+                   queues, semaphores);
+      std::fflush(stderr);
+      std::abort();
+    }
     for (const abandoned& a : abandoned_) {
       std::uint64_t reached = 0;
       if (fn_.get_semaphore_counter_value(vk_device(), a.timeline, &reached) != VK_SUCCESS ||

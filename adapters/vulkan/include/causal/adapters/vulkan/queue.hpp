@@ -170,6 +170,14 @@ struct backend_stats {
 /// The queue_backend of a Vulkan causal queue; see the file comment.
 class backend {
  public:
+  /// Not a promise in basic_queue's sense (backend_writes_later): a sent
+  /// batch's signals are reached by the semaphore's own polls of its
+  /// VkSemaphore, and a semaphore destroyed once the device is done with
+  /// the batch is forgotten by the queue's gates (device::forget_gate).
+  /// Vulkan's rule -- no VkSemaphore destroyed while the device may still
+  /// use it -- is the one that applies (docs/lifetimes.md).
+  static constexpr bool writes_later = false;
+
   using semaphore_type = vulkan::semaphore;
   using operation_type = command_list;
   /// Timeline semaphores wait before signal; the backend holds a batch
@@ -479,7 +487,7 @@ class backend {
   /// its epoch never signalled (the queue has failed, see stick()).
   void drop(batch& b, const error& e) noexcept {
     for (std::size_t i = 0; i < b.signal_count; ++i) {
-      if (b.signal_sems[i] != &timeline_) (void)b.signal_sems[i]->fail_host(e);
+      if (b.signal_sems[i] != &timeline_) (void)b.signal_sems[i]->fail_host_submitted(b.signal_values[i], e);
     }
   }
 

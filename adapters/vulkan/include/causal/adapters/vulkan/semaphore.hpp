@@ -439,7 +439,10 @@ class semaphore : private causal::semaphore {
     member_.owner = this;
     member_.poll = [](detail::device_member& m) noexcept { return from_member(m).poll(); };
     member_.fail = [](detail::device_member& m, const error& e) noexcept {
+      // The device is lost: what it was sent will never signal, so no
+      // producer of a submitted value will write here again from it.
       (void)from_member(m).base::fail(e);
+      from_member(m).base::abandon_promises();
     };
     member_.next_wait = [](detail::device_member& m, VkSemaphore& h, std::uint64_t& v) noexcept {
       return from_member(m).next_wait(h, v);
@@ -465,6 +468,11 @@ class semaphore : private causal::semaphore {
   /// Fails the host half only (no kick): for callers that may hold a
   /// queue's lock.
   bool fail_host(const error& e) noexcept { return base::fail(e); }
+  /// fail_host by the producer of the submitted signal `v` (settles the
+  /// promise, see causal::basic_semaphore::fail_submitted).
+  bool fail_host_submitted(std::uint64_t v, const error& e) noexcept {
+    return base::fail_submitted(v, e);
+  }
 
   void set_failed(const error& e) noexcept {
     setup_ = e;
