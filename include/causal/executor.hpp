@@ -133,10 +133,10 @@
 // finishes leftovers on the calling thread. Processes that are suspended
 // (waiting on a wake that has not come) are not known to the executor:
 // cancel them first (scope::cancel_all) or make sure nothing wakes them
-// once the executor is gone. A CPU queue stays bound to its executor for
-// its whole life: destroying the executor before it is refused -- the
-// destructor prints the bound queues to stderr and aborts, in every build
-// mode (docs/lifetimes.md). With worker_count 0 the executor runs only when
+// once the executor is gone. A CPU queue and a stream pool stay bound to
+// their executor for their whole life (bind_long_lived): destroying the
+// executor before one of them is refused -- the destructor prints them to
+// stderr and aborts, in every build mode (docs/lifetimes.md). With worker_count 0 the executor runs only when
 // a thread drives it (run_until_idle, run_until); a bound queue's
 // wait_idle and destructor drive it themselves (executor_base::help).
 //
@@ -674,6 +674,13 @@ class basic_executor : private detail::executor_base {
     p.wake();
   }
 
+  /// Enters `link` on the list of objects bound to this executor for
+  /// their whole life (a stream pool; CPU queues enter themselves): the
+  /// destructor refuses, loudly, while one is still listed. Not a hot
+  /// path (a spin lock); leave with unbind_long_lived.
+  void bind_long_lived(detail::bound_link& link) noexcept { executor_base::bind_long_lived(link); }
+  void unbind_long_lived(detail::bound_link& link) noexcept { executor_base::unbind_long_lived(link); }
+
   /// Drains ready work on the calling thread (as worker index
   /// worker_count()) until a step finds nothing runnable or only processes
   /// that report no progress. With worker_count() == 0 this is how the
@@ -1064,9 +1071,9 @@ class basic_executor : private detail::executor_base {
       }
       if (bound == 0) return;
       std::fprintf(stderr,
-                   "causal: executor destroyed while %zu queue(s) are still bound to it; destroy "
-                   "(or close()) every queue before its executor (docs/lifetimes.md). Still "
-                   "bound:\n",
+                   "causal: executor destroyed while %zu queue(s) or pool(s) are still bound to "
+                   "it; destroy (or close()) every queue and stream pool before its executor "
+                   "(docs/lifetimes.md). Still bound:\n",
                    bound);
       for (const detail::bound_link* l = bound_sentinel.next; l != &bound_sentinel; l = l->next) {
         char line[160] = "a bound process";

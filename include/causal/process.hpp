@@ -195,6 +195,24 @@ struct bound_link {
 /// basic_executor fills them in; a process reaches its executor through the
 /// pointer it got at submit.
 struct executor_base {
+  /// Places a process that a wake() just made ACTIVE with count 0 (on a
+  /// thread that is not completing a process on this executor's worker).
+  void (*activate)(executor_base&, process&) noexcept = nullptr;
+  /// Places `count` processes that one wake_all() call made ACTIVE, in
+  /// the order they were activated: the list-placed ones with one push.
+  void (*activate_batch)(executor_base&, process* const* activated,
+                         std::uint32_t count) noexcept = nullptr;
+  /// Makes the sleeping compute process `p` in slot `slot` scannable again.
+  void (*resume)(executor_base&, process&, std::uint32_t slot) noexcept = nullptr;
+  /// The drain function changed the wake budget of `p` in slot `slot`.
+  void (*budget_changed)(executor_base&, process&, std::uint32_t slot,
+                         std::uint32_t budget) noexcept = nullptr;
+  /// Where drains, completions and wakes are reported (null: nowhere).
+  /// Atomic because workers read it while the owner may (un)install a
+  /// sink; relaxed: the sink object itself must outlive any use.
+  std::atomic<trace_sink*> trace{nullptr};
+
+  // Cold members last, so that the hot ones above keep their offsets.
   /// Runs ready work on the calling thread until none is runnable, if no
   /// other thread is doing so already (then it returns at once). Used by
   /// what blocks on an executor that has no worker threads (worker_count
@@ -220,23 +238,6 @@ struct executor_base {
     link.next->prev = link.prev;
     link.prev = link.next = nullptr;
   }
-
-  /// Places a process that a wake() just made ACTIVE with count 0 (on a
-  /// thread that is not completing a process on this executor's worker).
-  void (*activate)(executor_base&, process&) noexcept = nullptr;
-  /// Places `count` processes that one wake_all() call made ACTIVE, in
-  /// the order they were activated: the list-placed ones with one push.
-  void (*activate_batch)(executor_base&, process* const* activated,
-                         std::uint32_t count) noexcept = nullptr;
-  /// Makes the sleeping compute process `p` in slot `slot` scannable again.
-  void (*resume)(executor_base&, process&, std::uint32_t slot) noexcept = nullptr;
-  /// The drain function changed the wake budget of `p` in slot `slot`.
-  void (*budget_changed)(executor_base&, process&, std::uint32_t slot,
-                         std::uint32_t budget) noexcept = nullptr;
-  /// Where drains, completions and wakes are reported (null: nowhere).
-  /// Atomic because workers read it while the owner may (un)install a
-  /// sink; relaxed: the sink object itself must outlive any use.
-  std::atomic<trace_sink*> trace{nullptr};
 };
 
 /// A node of a scope's member list (circular, with a sentinel).

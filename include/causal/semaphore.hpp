@@ -826,7 +826,7 @@ class basic_semaphore {
   /// fail(e) by the producer of the submitted signal `v`: also settles
   /// that promise, so that the semaphore may then be destroyed (see the
   /// destructor). Queues call it for each signal of a failed operation.
-  bool fail_submitted(std::uint64_t v, error e) noexcept {
+  CAUSAL_NOINLINE bool fail_submitted(std::uint64_t v, error e) noexcept {
     {
       detail::spin_guard guard(lock_);
       settle_pending_locked(v);

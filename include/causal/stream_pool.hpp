@@ -54,6 +54,9 @@
 //                is held for an O(MaxBlocks * frontier) block-pool call.
 //                The destructor cancels operations not yet run and waits
 //                for running ones.
+// Lifetime:      the executor outlives the pool: a basic_executor keeps
+//                the pool on its list of bound objects and refuses,
+//                loudly, to be destroyed first (docs/lifetimes.md).
 // Size:          about MaxBlocks * 250 + 1.5 KiB (17 KiB by default), plus
 //                the executor reference.
 // Configuration: Executor (default causal::executor), Fence (default
@@ -75,6 +78,7 @@
 #include <causal/frontier.hpp>
 #include <causal/invoke.hpp>
 #include <causal/pool.hpp>
+#include <causal/process.hpp>
 #include <causal/result.hpp>
 #include <causal/scope.hpp>
 
@@ -82,6 +86,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <initializer_list>
 #include <new>
 #include <optional>
@@ -260,6 +265,13 @@ class basic_stream_pool {
       : ex_(&ex), quota_(quota), alignment_(alignment), arena_(arena) {
     if (auto a = default_axis_allocator().allocate(0, domain::host); a) queue_.set_axis(*a);
     blocks_.emplace(quota, alignment);
+    // Bound to the executor for life: it refuses to go first, since an
+    // operation of ours waiting on a fence would wake on a dead executor.
+    if constexpr (requires { ex.bind_long_lived(bound_); }) {
+      bound_.owner = this;
+      bound_.describe = &describe_bound;
+      ex.bind_long_lived(bound_);
+    }
   }
   basic_stream_pool(const basic_stream_pool&) = delete;
   basic_stream_pool& operator=(const basic_stream_pool&) = delete;
@@ -269,6 +281,7 @@ class basic_stream_pool {
   ~basic_stream_pool() {
     group_.cancel_all();
     (void)group_.wait_idle();
+    if constexpr (requires { ex_->unbind_long_lived(bound_); }) ex_->unbind_long_lived(bound_);
   }
 
   //===-- observers --===//
@@ -575,7 +588,17 @@ class basic_stream_pool {
     }
   }
 
+  /// Our entry on the executor's list of bound objects (see the constructor).
+  struct bound_entry : detail::bound_link {
+    const basic_stream_pool* owner = nullptr;
+  };
+  static void describe_bound(const detail::bound_link& link, char* out, std::size_t size) noexcept {
+    const basic_stream_pool& p = *static_cast<const bound_entry&>(link).owner;
+    std::snprintf(out, size, "stream_pool of %zu bytes: %zu bytes committed", p.quota_, p.committed());
+  }
+
   Executor* ex_;
+  bound_entry bound_{};
   const std::size_t quota_;
   const std::size_t alignment_;
   std::byte* const arena_;

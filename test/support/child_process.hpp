@@ -30,6 +30,15 @@ inline constexpr bool fork_supported = true;
 inline constexpr bool fork_supported = true;
 #endif
 
+/// Ends the calling test case, with a warning, where fork is unsupported.
+#define CAUSAL_TEST_NEEDS_FORK()                                                  \
+  do {                                                                            \
+    if (!causal_test::fork_supported) {                                           \
+      WARN("skipped: fork with threads is not supported under ThreadSanitizer"); \
+      return;                                                                     \
+    }                                                                             \
+  } while (false)
+
 struct child_outcome {
   bool aborted = false;
   int exit_code = -1;

@@ -17,6 +17,7 @@
 #include <causal/adapters/cpu/queue.hpp>
 #include <causal/executor.hpp>
 #include <causal/semaphore.hpp>
+#include <causal/stream_pool.hpp>
 
 #include "catch.hpp"
 #include "child_process.hpp"
@@ -37,16 +38,12 @@ using causal::host_call_context;
 
 using causal_test::child_outcome;
 using causal_test::contains;
-using causal_test::fork_supported;
 using causal_test::run_child;
 
 }  // namespace
 
 TEST_CASE("an executor destroyed before a bound queue aborts and lists the queue", "[lifetime]") {
-  if (!fork_supported) {
-    WARN("skipped: fork with threads is not supported under ThreadSanitizer");
-    return;
-  }
+  CAUSAL_TEST_NEEDS_FORK();
   const child_outcome out = run_child([] {
     causal::semaphore blocker, out_sem;
     auto* ex = new causal::executor(causal::executor_options{.worker_count = 1});
@@ -55,16 +52,13 @@ TEST_CASE("an executor destroyed before a bound queue aborts and lists the queue
     delete ex;  // refused: q is still bound
   });
   CHECK(out.aborted);
-  CHECK(contains(out.stderr_text, "executor destroyed while 1 queue(s) are still bound"));
+  CHECK(contains(out.stderr_text, "executor destroyed while 1 queue(s) or pool(s) are still bound"));
   CHECK(contains(out.stderr_text, "cpu::queue on axis 77: 1 operation(s) not finished"));
 }
 
 TEST_CASE("a semaphore destroyed while a queue will still signal it aborts and names the producer",
           "[lifetime]") {
-  if (!fork_supported) {
-    WARN("skipped: fork with threads is not supported under ThreadSanitizer");
-    return;
-  }
+  CAUSAL_TEST_NEEDS_FORK();
   const child_outcome out = run_child([] {
     causal::executor ex(causal::executor_options{.worker_count = 1});
     causal::semaphore blocker;
@@ -259,10 +253,7 @@ void run_order(const std::array<int, obj_count>& order, int signal_at) {
 }  // namespace
 
 TEST_CASE("every destruction order of a pipeline with pending work ends as documented", "[lifetime]") {
-  if (!fork_supported) {
-    WARN("skipped: fork with threads is not supported under ThreadSanitizer");
-    return;
-  }
+  CAUSAL_TEST_NEEDS_FORK();
   std::array<int, obj_count> order{};
   for (int i = 0; i < obj_count; ++i) order[static_cast<std::size_t>(i)] = i;
   std::mt19937 rng(20261128);
@@ -330,3 +321,31 @@ TEST_CASE("a stall is described: who waits on what, and who would signal it", "[
   REQUIRE(lonely.wait_idle());
   CHECK(lonely.describe_stall().empty());
 }  // the queues go first and fail the cycle with cancelled
+
+TEST_CASE("a stream pool is bound to its executor: the pool goes first, with its work cancelled",
+          "[lifetime][stream_pool]") {
+  SECTION("pool first: a pending alloca fails with cancelled") {
+    causal::timeline gate, done;
+    causal::executor ex(causal::executor_options{.worker_count = 1});
+    {
+      causal::stream_pool pool{ex, 1024};
+      auto buffer = causal::stream_alloca(pool, 512, gate.at(1), done.at(1));
+      (void)buffer;
+    }  // destroyed with the alloca waiting on a gate nobody opens
+    REQUIRE(done.semaphore().failed());
+    CHECK(done.semaphore().failure()->code() == errc::cancelled);
+  }
+  SECTION("executor first: refused, naming the pool") {
+    CAUSAL_TEST_NEEDS_FORK();
+    const child_outcome out = run_child([] {
+      causal::timeline gate, done;
+      auto* ex = new causal::executor(causal::executor_options{.worker_count = 1});
+      causal::stream_pool pool{*ex, 1024};
+      auto buffer = causal::stream_alloca(pool, 512, gate.at(1), done.at(1));
+      (void)buffer;
+      delete ex;
+    });
+    CHECK(out.aborted);
+    CHECK(contains(out.stderr_text, "stream_pool of 1024 bytes"));
+  }
+}

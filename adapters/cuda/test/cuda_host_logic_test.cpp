@@ -1115,10 +1115,7 @@ TEST_CASE("cuda stream queue: without 64-bit memory operations completion stays 
 
 TEST_CASE("cuda device: a context destroyed under a live semaphore is refused loudly",
           "[cuda][device][lifetime]") {
-  if (!causal_test::fork_supported) {
-    WARN("skipped: fork with threads is not supported under ThreadSanitizer");
-    return;
-  }
+  CAUSAL_TEST_NEEDS_FORK();
   const causal_test::child_outcome out = causal_test::run_child([] {
     causal_cuda_test::fake_device dev;
     auto* ctx = new causal::cuda::device_context(causal_cuda_test::fake_device::table());

@@ -1494,10 +1494,7 @@ TEST_CASE("mpi node: a steady exchange polls without allocating", "[mpi][node][a
 
 TEST_CASE("mpi node: a carrier destroyed under a live node is refused loudly; the other order works",
           "[mpi][node][lifetime]") {
-  if (!causal_test::fork_supported) {
-    WARN("skipped: fork with threads is not supported under ThreadSanitizer");
-    return;
-  }
+  CAUSAL_TEST_NEEDS_FORK();
   const causal_test::child_outcome out = causal_test::run_child([] {
     mpi::loopback_hub hub(2);
     mpi::manual_clock clock;

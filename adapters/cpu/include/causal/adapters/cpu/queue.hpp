@@ -67,7 +67,15 @@
 //                outstanding than ever before on this queue.
 //                stream_alloca, stream_dealloca, enable_progress_timeline
 //                and the observers never block or allocate. wait_idle
-//                blocks the calling host thread.
+//                blocks the calling host thread (on an executor with no
+//                worker threads it runs the executor meanwhile); a
+//                wait_idle that times out names the stalled wait in its
+//                error (a bounded, program-long message table), and
+//                describe_stall allocates its string (diagnostics).
+// Lifetime:      the executor outlives the queue, the queue outlives
+//                nothing it signals: the executor refuses, loudly, to be
+//                destroyed while a queue is bound, a semaphore while a
+//                queue still owes it a signal (docs/lifetimes.md).
 // Size:          the queue process's two inline ring segments (32 slots
 //                each, about 1 KiB a slot) plus basic_queue's deferral
 //                table, and more segments as the depth needs; construct it once, in
@@ -76,7 +84,7 @@
 //                history and pending-signal storage), MaxInFlight (0, the
 //                default: no limit; else operations in flight at most).
 // See also:      <causal/queue.hpp>, <causal/queue_process.hpp>,
-//                adapters/cpu/README.md, test/conformance/.
+//                adapters/cpu/README.md, docs/lifetimes.md, test/conformance/.
 #pragma once
 
 #include <causal/axis.hpp>
