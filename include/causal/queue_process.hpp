@@ -621,6 +621,11 @@ class basic_queue_process : public process {
       w.add("%s on axis %llu: %s at epoch %llu", kind_, static_cast<unsigned long long>(axis_),
             sl.epoch == 0 ? "wait barrier" : sl.op.label(), static_cast<unsigned long long>(sl.epoch));
       ++shown;
+      if (sl.failed.load(std::memory_order_acquire)) {
+        // A failed wait may name a semaphore destroyed since: read none.
+        w.add(": failed, finishing\n");
+        continue;
+      }
       bool any = false;
       for (std::size_t i = 0; i < sl.wait_count; ++i) {
         const wait_record& wr = sl.waits[i];
@@ -629,12 +634,7 @@ class basic_queue_process : public process {
         any = true;
         describe_wait(w, *wr.semaphore, wr.value, now);
       }
-      if (any) {
-        w.add("\n");
-      } else {
-        w.add(sl.failed.load(std::memory_order_relaxed) ? ": failed, finishing\n"
-                                                        : ": its waits are met; runs next\n");
-      }
+      w.add(any ? "\n" : ": its waits are met; runs next\n");
     }
     if (shown == max_ops && t > head + max_ops) w.add("...\n");
     return w.length();
