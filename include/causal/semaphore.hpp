@@ -509,11 +509,11 @@ class basic_semaphore {
   /// will write to it: destroying it is a lifetime error the semaphore
   /// cannot mend. The destructor then prints what is still promised and
   /// by whom (the producers' axes and epochs) to stderr and aborts, in
-  /// every build mode (docs/lifetimes.md). Holders (a block pool that
+  /// every build mode (docs/lifetimes.md). Signals submitted directly
+  /// (submit_signal) are the caller's to keep track of; a mirror (writes
+  /// reserved by an owner) is exempt. Holders (a block pool that
   /// registered it as a progress timeline, add_holder) are told to forget
-  /// it. Signals
-  /// submitted directly (submit_signal) are the caller's to keep track
-  /// of; a mirror (writes reserved by an owner) is exempt.
+  /// it.
   ~basic_semaphore() {
     refuse_if_promised();
     withdraw_holders();
@@ -1063,22 +1063,26 @@ class basic_semaphore {
     }
   }
 
-  /// The destructor's lifetime check (see ~basic_semaphore).
-  /// Tells every holder that the semaphore is going (see add_holder).
+  /// Tells every holder that the semaphore is going (see add_holder), one
+  /// at a time, re-reading the list: a withdraw may move another holder
+  /// of this semaphore (a pool compacting its table relinks the entry it
+  /// moves), and that one is then told in a later round.
   void withdraw_holders() noexcept {
-    detail::semaphore_holder* h = nullptr;
-    {
-      detail::spin_guard guard(lock_);
-      h = std::exchange(holders_, nullptr);
-    }
-    while (h != nullptr) {
-      detail::semaphore_holder* next = h->next;
-      h->prev = h->next = nullptr;
+    for (;;) {
+      detail::semaphore_holder* h = nullptr;
+      {
+        detail::spin_guard guard(lock_);
+        h = holders_;
+        if (h == nullptr) return;
+        holders_ = h->next;
+        if (holders_ != nullptr) holders_->prev = nullptr;
+        h->prev = h->next = nullptr;
+      }
       if (h->withdraw != nullptr) h->withdraw(*h);
-      h = next;
     }
   }
 
+  /// The destructor's lifetime check (see ~basic_semaphore).
   void refuse_if_promised() noexcept {
     if (write_key_ != nullptr) return;
     detail::spin_guard guard(lock_);

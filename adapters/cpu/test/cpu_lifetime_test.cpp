@@ -100,6 +100,18 @@ TEST_CASE("a progress timeline registered with a pool unregisters itself when it
   auto* early = new causal::cpu::block_pool(1024, 64);
   REQUIRE(early->register_timeline(third.axis(), third.progress_timeline()));
   delete early;
+
+  // One semaphore registered for two axes, around another's entry: its
+  // withdrawal compacts the table twice, moving the other entry's link.
+  causal::semaphore other;
+  auto* twice = new causal::semaphore;
+  REQUIRE(pool.register_timeline(causal::axis{11}, *twice));
+  REQUIRE(pool.register_timeline(causal::axis{12}, other));
+  REQUIRE(pool.register_timeline(causal::axis{13}, *twice));
+  delete twice;
+  CHECK(pool.unregister_timeline(causal::axis{11}).code() == errc::invalid_argument);
+  CHECK(pool.unregister_timeline(causal::axis{13}).code() == errc::invalid_argument);
+  REQUIRE(pool.unregister_timeline(causal::axis{12}));
 }
 
 TEST_CASE("in the recommended order, pending work fails with cancelled and names nothing dead",
