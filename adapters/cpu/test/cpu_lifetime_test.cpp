@@ -134,12 +134,14 @@ TEST_CASE("in the recommended order, pending work fails with cancelled and names
 TEST_CASE("a failed operation settles its promises: the semaphore may go once the queue is idle",
           "[lifetime]") {
   causal::executor ex(causal::executor_options{.worker_count = 1});
+  causal::semaphore gate;  // both submitted before the first runs (and fails the queue)
   causal::cpu::queue q(ex);
   auto* signalled = new causal::semaphore;
-  REQUIRE(q.host({}, {{signalled, 1}}, [](const host_call_context&) noexcept -> causal::status {
+  REQUIRE(q.host({{&gate, 1}}, {{signalled, 1}}, [](const host_call_context&) noexcept -> causal::status {
     return causal::error{errc::invalid_argument, "test: the call failed"};
   }));
   REQUIRE(q.host({}, {{signalled, 2}}, [](const host_call_context&) noexcept {}));
+  REQUIRE(gate.signal(1));
   CHECK(q.wait_idle().code() == errc::invalid_argument);
   CHECK(signalled->failed());
   delete signalled;  // neither promise is outstanding: no refusal
