@@ -715,6 +715,33 @@ TEST_CASE("mpi node: a proxy opened late starts from a state no older than the n
   watch.unwatch();
 }
 
+/// The three-rank shape of the causal-delivery tests below: rank A (0)
+/// exports T (id 1) and S (id 2), rank C (2) exports U (id 3); B (1) has
+/// proxies of T and U, C one of S; one recording queue per rank. Members
+/// in declaration order: the semaphores go before the queues and the job.
+struct three_rank_shape {
+  using queue = causal::recording_queue<true>;
+  basic_job<delaying_carrier> j{3};
+  queue qa{j[0].allocate_axis(causal::domain::queue).value()};
+  queue qb{j[1].allocate_axis(causal::domain::queue).value()};
+  queue qc{j[2].allocate_axis(causal::domain::queue).value()};
+  semaphore t, s, u;
+  semaphore* pt = nullptr;
+  semaphore* pu = nullptr;
+  semaphore* ps = nullptr;
+
+  three_rank_shape() {
+    REQUIRE(j[0].export_semaphore(1, t).ok());
+    REQUIRE(j[0].export_semaphore(2, s).ok());
+    REQUIRE(j[2].export_semaphore(3, u).ok());
+    j.start_all();
+    pt = j[1].open_proxy(0, 1).value();
+    pu = j[1].open_proxy(2, 3).value();
+    ps = j[2].open_proxy(0, 2).value();
+    j.pump();
+  }
+};
+
 TEST_CASE("mpi node: a third rank's news that claim an owner's operation complete apply only once the owner's "
           "proxies reached what they claim",
           "[mpi][node][order][queue]") {
@@ -725,20 +752,8 @@ TEST_CASE("mpi node: a third rank's news that claim an owner's operation complet
   // T -- elided as dominated, which is sound only if T's proxy has reached
   // 1 by the time that operation runs. A's news to B are slow: C's
   // REACHED(U) arrives at B first.
-  using queue = causal::recording_queue<true>;
-  basic_job<delaying_carrier> j(3);
-  queue qa(j[0].allocate_axis(causal::domain::queue).value());
-  queue qb(j[1].allocate_axis(causal::domain::queue).value());
-  queue qc(j[2].allocate_axis(causal::domain::queue).value());
-  semaphore t, s, u;
-  REQUIRE(j[0].export_semaphore(1, t).ok());
-  REQUIRE(j[0].export_semaphore(2, s).ok());
-  REQUIRE(j[2].export_semaphore(3, u).ok());
-  j.start_all();
-  semaphore* pt = j[1].open_proxy(0, 1).value();
-  semaphore* pu = j[1].open_proxy(2, 3).value();
-  semaphore* ps = j[2].open_proxy(0, 2).value();
-  j.pump();
+  three_rank_shape shape;
+  auto& [j, qa, qb, qc, t, s, u, pt, pu, ps] = shape;
   reached_before order(pu, pt, 1);
 
   REQUIRE(qa.submit({}, {{&t, 1}, {&s, 1}}, 10).ok());
@@ -793,20 +808,8 @@ TEST_CASE("mpi node: a submitted signal whose producer another owner's news alre
   // its queue learns (qa, 1) from U. Then T's SUBMITTED arrives, ahead of
   // T's REACHED: announced on the proxy, it would let that queue elide its
   // wait on T as dominated while T's proxy is still at 0.
-  using queue = causal::recording_queue<true>;
-  basic_job<delaying_carrier> j(3);
-  queue qa(j[0].allocate_axis(causal::domain::queue).value());
-  queue qb(j[1].allocate_axis(causal::domain::queue).value());
-  queue qc(j[2].allocate_axis(causal::domain::queue).value());
-  semaphore t, s, u;
-  REQUIRE(j[0].export_semaphore(1, t).ok());
-  REQUIRE(j[0].export_semaphore(2, s).ok());
-  REQUIRE(j[2].export_semaphore(3, u).ok());
-  j.start_all();
-  semaphore* pt = j[1].open_proxy(0, 1).value();
-  semaphore* pu = j[1].open_proxy(2, 3).value();
-  semaphore* ps = j[2].open_proxy(0, 2).value();
-  j.pump();
+  three_rank_shape shape;
+  auto& [j, qa, qb, qc, t, s, u, pt, pu, ps] = shape;
 
   j.carriers[0]->delay(1);
   REQUIRE(qa.submit({}, {{&t, 1}, {&s, 1}}, 10).ok());
