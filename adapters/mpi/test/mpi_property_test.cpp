@@ -618,15 +618,21 @@ std::string run_program(std::uint64_t number, coverage& seen) {
 
 /// Runs `count` programs from `first` on nodes with `Traits`; returns
 /// what they exercised.
-template <class Traits>
-coverage run_programs(std::uint64_t first, std::uint64_t count) {
-  coverage seen;
+template <class Coverage, class Run>
+Coverage run_numbered(const char* kind, std::uint64_t first, std::uint64_t count, Run run) {
+  Coverage seen;
   for (std::uint64_t number = first; number < first + count; ++number) {
-    const std::string problems = run_program<Traits>(number, seen);
+    const std::string problems = run(number, seen);
     if (!problems.empty()) {
-      FAIL("program " << number << " (rerun: CAUSAL_MPI_PROGRAM=" << number << ") broke:\n" << problems);
+      FAIL(kind << " " << number << " (rerun: CAUSAL_MPI_PROGRAM=" << number << ") broke:\n" << problems);
     }
   }
+  return seen;
+}
+
+template <class Traits>
+coverage run_programs(std::uint64_t first, std::uint64_t count) {
+  const coverage seen = run_numbered<coverage>("program", first, count, &run_program<Traits>);
   INFO("proxies " << seen.proxies << ", values " << seen.proxy_values << ", submitted " << seen.proxy_submitted
                   << ", failed owners " << seen.failed_owners << ", withdrawn " << seen.withdrawn << ", late "
                   << seen.late_proxies << ", early " << seen.early_proxies << ", ranks shut down "
@@ -843,13 +849,8 @@ std::string run_pipeline(std::uint64_t number, pipeline_coverage& seen) {
 
 template <class Traits>
 pipeline_coverage run_pipelines(std::uint64_t first, std::uint64_t count) {
-  pipeline_coverage seen;
-  for (std::uint64_t number = first; number < first + count; ++number) {
-    const std::string problems = run_pipeline<Traits>(number, seen);
-    if (!problems.empty()) {
-      FAIL("pipeline " << number << " (rerun: CAUSAL_MPI_PROGRAM=" << number << ") broke:\n" << problems);
-    }
-  }
+  const pipeline_coverage seen =
+      run_numbered<pipeline_coverage>("pipeline", first, count, &run_pipeline<Traits>);
   INFO("operations " << seen.operations << ", checks " << seen.checks << ", held " << seen.reached_held
                      << " (messages " << seen.messages_held << "), covered " << seen.submitted_covered);
   if (count > 1) {
