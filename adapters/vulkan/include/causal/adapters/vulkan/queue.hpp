@@ -35,7 +35,9 @@
 // signals never come through our queues). Later batches of the same queue
 // are held behind it (FIFO). A held batch is retried whenever a queue of
 // the device sends signals, a host signal lands, a semaphore fails or a poll
-// sees a value move (`device::kick_all`).
+// sees a value move (`device::kick_all`). A held batch keeps pointers to
+// the semaphores it names: destroying one of them before the batch is sent
+// or dropped is refused loudly (~semaphore, docs/lifetimes.md).
 //
 // Failure is sticky, as on the CPU queue and a CUDA stream. If a semaphore a
 // held batch waits for fails without reaching the value (a value reached
@@ -319,6 +321,7 @@ class backend {
       out = send(b);
     } else {
       held_.push_back() = b;  // room made before execute
+      note_held_uses(b, +1);
     }
     b.wait_count = 0;
     b.guard_count = 0;
@@ -355,6 +358,7 @@ class backend {
       } else if (!send(b)) {
         continue;  // refused: the queue failed (stick); dropped in turn
       }
+      note_held_uses(b, -1);
       held_.pop_front();
       progressed = true;
     }
@@ -376,6 +380,7 @@ class backend {
     if (!held_.empty()) stick(e);
     while (!held_.empty()) {
       drop(held_.front(), e);
+      note_held_uses(held_.front(), -1);
       held_.pop_front();
     }
   }
@@ -485,6 +490,17 @@ class backend {
 
   /// Fails the batch's signals (host side); the batch is never sent and
   /// its epoch never signalled (the queue has failed, see stick()).
+  /// Counts (+1) or uncounts (-1) a held batch's uses of its semaphores,
+  /// the epoch timeline aside (it dies with this backend): a semaphore
+  /// refuses to be destroyed while a held batch names it (~semaphore).
+  void note_held_uses(const batch& b, int delta) noexcept {
+    for (std::size_t i = 0; i < b.wait_count; ++i) b.wait_sems[i]->note_held_use(delta);
+    for (std::size_t i = 0; i < b.guard_count; ++i) b.guard_sems[i]->note_held_use(delta);
+    for (std::size_t i = 0; i < b.signal_count; ++i) {
+      if (b.signal_sems[i] != &timeline_) b.signal_sems[i]->note_held_use(delta);
+    }
+  }
+
   void drop(batch& b, const error& e) noexcept {
     for (std::size_t i = 0; i < b.signal_count; ++i) {
       if (b.signal_sems[i] != &timeline_) (void)b.signal_sems[i]->fail_host_submitted(b.signal_values[i], e);
@@ -720,12 +736,18 @@ class queue {
   /// command buffers and the semaphores they use alive until then (the
   /// semaphores they signal are reached by polls as usual if they run).
   ~queue() {
+    bool dropped;
     {
       holder h(*this);
+      dropped = core_.backend().held_count() != 0;
       core_.backend().drop_all(
           error{errc::cancelled, "vulkan::queue destroyed while holding the submission"});
       update_held();
     }
+    // The dropped batches failed their signals: batches other queues hold
+    // behind those values drop now, not at some later kick (so that the
+    // semaphores they name may be destroyed next, docs/lifetimes.md).
+    if (dropped && device_->any_held()) device_->kick_all();
     const status idle =
         wait_idle(semaphore::clock::now() + device_->options().queue_teardown_timeout);
     const bool pending_on_device =

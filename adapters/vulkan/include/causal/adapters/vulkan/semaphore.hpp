@@ -76,6 +76,8 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <utility>
 
@@ -131,8 +133,22 @@ class semaphore : private causal::semaphore {
   /// Destroys the VkSemaphore. Precondition: no pending device work uses
   /// it (wait for the queues first) and no host thread waits on it. Values
   /// of other semaphores gated on this one's (see the file comment) stop
-  /// waiting for it.
+  /// waiting for it. A batch a queue still holds on the host (not sent to
+  /// the device yet) that waits on or signals this semaphore would read it
+  /// after it is gone: that is refused loudly, in every build mode, with
+  /// the count of such uses (docs/lifetimes.md). Destroy or idle the
+  /// queues first; a queue's destructor drops what it holds.
   ~semaphore() {
+    if (const std::uint32_t uses = held_uses_.load(std::memory_order_acquire); uses != 0)
+        [[unlikely]] {
+      std::fprintf(stderr,
+                   "causal: vulkan::semaphore (host value %llu) destroyed while %u batch use(s) "
+                   "held on the host, not yet sent to the device, still wait on or signal it; "
+                   "destroy the queues that hold them first (docs/lifetimes.md)\n",
+                   static_cast<unsigned long long>(base::value()), static_cast<unsigned>(uses));
+      std::fflush(stderr);
+      std::abort();
+    }
     if (attached_) {
       device_->forget_gate(this);
       device_->detach(member_);
@@ -522,6 +538,19 @@ class semaphore : private causal::semaphore {
     v = issued_[0].gate_value;
   }
 
+  /// A batch held on the host names this semaphore (+1) or no longer
+  /// does (-1): sent, dropped. Held batches are rare (a shared vk::Queue,
+  /// a wait before its signal), so this costs nothing on the usual path.
+  void note_held_use(int delta) noexcept {
+    if (delta > 0) {
+      held_uses_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      // release: the batch's last read of this semaphore happens before a
+      // destructor that sees the count fall to zero (acquire above).
+      held_uses_.fetch_sub(1, std::memory_order_release);
+    }
+  }
+
   /// Values gated on `gone` (being destroyed) stop waiting for it: the
   /// device completed its batch, or the caller broke the destructor's
   /// precondition; either way nothing may read it any more.
@@ -671,6 +700,8 @@ class semaphore : private causal::semaphore {
   detail::device_member member_{};
   mutable std::mutex mutex_;
   std::atomic<std::size_t> issued_size_{0};  // issued_.size(), readable without the lock
+  /// Uses by batches held on the host (note_held_use); zero at destruction.
+  std::atomic<std::uint32_t> held_uses_{0};
   /// Under mutex_: the last poll_locked held a value back for its gate.
   bool held_back_ = false;
   causal::detail::inline_ring<issued_value, inline_issued> issued_;
