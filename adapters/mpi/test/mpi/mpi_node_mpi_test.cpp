@@ -25,6 +25,7 @@
 
 #include "catch.hpp"
 
+#include <causal/adapters/cpu/queue.hpp>
 #include <causal/adapters/mpi/mpi_carrier.hpp>
 #include <causal/adapters/mpi/node.hpp>
 #include <causal/adapters/mpi/progress.hpp>
@@ -551,4 +552,41 @@ TEST_CASE("node over MPI: a rank leaving early (BYE) fails its proxies everywher
   // Rank 0's phase proxy has failed: the others agree among themselves,
   // then the destructor's MPI_Barrier (drivers stopped) meets rank 0.
   REQUIRE(rn.sync(2, 0));
+}
+
+TEST_CASE("node over MPI: an export destroyed under a remote CPU queue's wait fails that operation "
+          "with cancelled; the queue and the node then go cleanly",
+          "[mpi][node][lifetime]") {
+  const drive how = GENERATE(drive::thread, drive::poll_loop);
+  INFO("driver: " << name_of(how));
+  rank_node rn(how);
+  node_type& node = rn.node();
+  // The recommended order (docs/lifetimes.md): executor, semaphores, then
+  // the queue, so the queue goes first; the export goes on purpose early.
+  causal::executor ex(causal::executor_options{.worker_count = 1});
+  semaphore done;
+  std::optional<semaphore> exported;
+  std::optional<causal::cpu::queue> q;
+  if (rn.rank() == 0) {
+    exported.emplace();
+    REQUIRE(node.export_semaphore(40, *exported).ok());
+  }
+  REQUIRE(rn.sync(1));
+  if (rn.rank() == 1) {
+    auto p = node.open_proxy(0, 40);
+    REQUIRE(p);
+    q.emplace(ex);
+    // Waits on a value rank 0 will never signal.
+    REQUIRE(q->host({{*p, 1}}, {{&done, 1}}, [](const causal::host_call_context&) noexcept {}));
+  }
+  REQUIRE(rn.sync(2));
+  if (rn.rank() == 0) exported.reset();  // withdrawn: the proxies everywhere fail
+  if (rn.rank() == 1) {
+    REQUIRE(rn.until([&] { return done.failed(); }));
+    REQUIRE(done.failure());
+    CHECK(done.failure()->code() == errc::cancelled);
+    CHECK(q->wait_idle(std::chrono::steady_clock::now() + limit).code() == errc::cancelled);
+    q.reset();  // nothing left pending
+  }
+  REQUIRE(rn.sync(3));
 }
