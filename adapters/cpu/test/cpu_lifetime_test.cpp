@@ -21,6 +21,7 @@
 
 #include "catch.hpp"
 #include "child_process.hpp"
+#include "destruction_orders.hpp"
 #include "string_makers.hpp"
 
 #include <algorithm>
@@ -178,11 +179,8 @@ namespace {
 enum object : int { obj_executor, obj_blocker, obj_signalled, obj_first, obj_second, obj_pool, obj_count };
 enum class verdict { clean, executor_refused, promise_refused };
 
-const char* object_name(int o) {
-  static constexpr std::array<const char*, obj_count> names{"executor", "blocker", "signalled",
-                                                            "first queue", "second queue", "pool"};
-  return names[static_cast<std::size_t>(o)];
-}
+constexpr std::array<const char*, obj_count> object_names{"executor",    "blocker",      "signalled",
+                                                         "first queue", "second queue", "pool"};
 
 /// What docs/lifetimes.md says happens when the objects go in `order`
 /// (the blocker is signalled just before step `signal_at`, if it is alive
@@ -191,7 +189,7 @@ const char* object_name(int o) {
 ///                 timeline is registered with the pool (and unregisters
 ///                 itself if the queue goes first).
 ///   second queue: waits signalled >= 1, signals signalled = 2.
-verdict predict(const std::array<int, obj_count>& order, int signal_at) {
+verdict predict(const causal_test::destruction_order<obj_count>& order, int signal_at) {
   std::array<bool, obj_count> alive{};
   alive.fill(true);
   bool blocker_resolved = false;  // signalled, or destroyed (its wait is cancelled)
@@ -220,7 +218,7 @@ verdict predict(const std::array<int, obj_count>& order, int signal_at) {
   return verdict::clean;
 }
 
-void run_order(const std::array<int, obj_count>& order, int signal_at) {
+void run_order(const causal_test::destruction_order<obj_count>& order, int signal_at) {
   std::optional<causal::executor> ex;
   std::optional<causal::semaphore> blocker, signalled;
   std::optional<causal::cpu::queue> first, second;
@@ -268,19 +266,16 @@ void run_order(const std::array<int, obj_count>& order, int signal_at) {
 
 TEST_CASE("every destruction order of a pipeline with pending work ends as documented", "[lifetime]") {
   CAUSAL_TEST_NEEDS_FORK();
-  std::array<int, obj_count> order{};
-  for (int i = 0; i < obj_count; ++i) order[static_cast<std::size_t>(i)] = i;
   std::mt19937 rng(20261128);
   int runs = 0;
-  do {
+  const int orders = causal_test::for_each_destruction_order<obj_count>(0, [&](const auto& order) {
     // Each order twice: with the blocker never signalled, and signalled
     // before a step drawn at random.
     for (int signal_at : {static_cast<int>(obj_count), static_cast<int>(rng() % obj_count)}) {
       const verdict expected = predict(order, signal_at);
       const child_outcome out = run_child([&] { run_order(order, signal_at); });
-      std::string shown;
-      for (int o : order) shown += std::string(object_name(o)) + ", ";
-      INFO("order: " << shown << "blocker signalled before step " << signal_at);
+      INFO("order: " << causal_test::describe_order(order, object_names)
+                     << "; blocker signalled before step " << signal_at);
       INFO("stderr: " << out.stderr_text);
       switch (expected) {
         case verdict::clean:
@@ -298,7 +293,8 @@ TEST_CASE("every destruction order of a pipeline with pending work ends as docum
       }
       ++runs;
     }
-  } while (std::next_permutation(order.begin(), order.end()));
+  });
+  CHECK(orders == 720);
   CHECK(runs == 2 * 720);
 }
 

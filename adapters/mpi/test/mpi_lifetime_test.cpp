@@ -22,6 +22,7 @@
 
 #include "catch.hpp"
 #include "child_process.hpp"
+#include "destruction_orders.hpp"
 #include "watchdog.hpp"
 
 #include <algorithm>
@@ -51,11 +52,10 @@ constexpr int exit_setup_failed = 13;
 enum object : int { obj_carrier0, obj_carrier1, obj_node0, obj_node1, obj_exported, obj_queue, obj_count };
 enum class verdict { ran, cancelled, carrier_refused };
 
-const char* object_name(int o) {
-  static constexpr std::array<const char*, obj_count> names{"carrier 0", "carrier 1", "node 0",
-                                                            "node 1",    "exported",  "queue"};
-  return names[static_cast<std::size_t>(o)];
-}
+using order_type = causal_test::destruction_order<obj_count>;
+
+constexpr std::array<const char*, obj_count> object_names{"carrier 0", "carrier 1", "node 0",
+                                                         "node 1",    "exported",  "queue"};
 
 /// What docs/lifetimes.md says happens when the objects go in `order`
 /// (`exported` is signalled to 1 just before step `signal_at`, if it is
@@ -65,7 +65,7 @@ const char* object_name(int o) {
 /// its exports fail with errc::cancelled) and destroys its own proxies
 /// (waiters get errc::cancelled); a destroyed export fails its proxies the
 /// same way; a destroyed queue cancels what it has not run.
-verdict predict(const std::array<int, obj_count>& order, int signal_at) {
+verdict predict(const order_type& order, int signal_at) {
   std::array<bool, obj_count> alive{};
   alive.fill(true);
   bool ran = false;
@@ -91,7 +91,7 @@ mpi::node_options quiet_options() {
 
 /// The child's side: builds the two ranks, submits, destroys in `order`,
 /// and exits with how the queue's operation ended.
-[[noreturn]] void run_order(const std::array<int, obj_count>& order, int signal_at) {
+[[noreturn]] void run_order(const order_type& order, int signal_at) {
   int outcome = exit_still_pending;
   {
     causal::executor ex(causal::executor_options{.worker_count = 1});
@@ -168,20 +168,17 @@ TEST_CASE("mpi: every destruction order of two nodes, an export, a proxy's waite
           "ends as documented",
           "[mpi][lifetime]") {
   CAUSAL_TEST_NEEDS_FORK();
-  std::array<int, obj_count> order{};
-  for (int i = 0; i < obj_count; ++i) order[static_cast<std::size_t>(i)] = i;
   std::mt19937 rng(20261128);
   int runs = 0;
   std::array<int, 3> seen{};
-  do {
+  const int orders = causal_test::for_each_destruction_order<obj_count>(0, [&](const order_type& order) {
     // Each order twice: never signalled, and signalled before a random step.
     for (int signal_at : {static_cast<int>(obj_count), static_cast<int>(rng() % obj_count)}) {
       const verdict expected = predict(order, signal_at);
       ++seen[static_cast<std::size_t>(expected)];
       const child_outcome out = run_child([&] { run_order(order, signal_at); });
-      std::string shown;
-      for (int o : order) shown += std::string(object_name(o)) + ", ";
-      INFO("order: " << shown << "signalled before step " << signal_at);
+      INFO("order: " << causal_test::describe_order(order, object_names) << "; signalled before step "
+                     << signal_at);
       INFO("exit code " << out.exit_code << ", stderr: " << out.stderr_text);
       switch (expected) {
         case verdict::ran:
@@ -200,7 +197,8 @@ TEST_CASE("mpi: every destruction order of two nodes, an export, a proxy's waite
       ++runs;
     }
     causal::test::note_progress();
-  } while (std::next_permutation(order.begin(), order.end()));
+  });
+  CHECK(orders == 720);
   CHECK(runs == 2 * 720);
   for (int n : seen) CHECK(n > 0);  // every outcome is exercised
 }

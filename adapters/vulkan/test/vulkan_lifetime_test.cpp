@@ -21,6 +21,7 @@
 #include "catch.hpp"
 #include "catch_session.hpp"
 #include "child_process.hpp"
+#include "destruction_orders.hpp"
 #include "skip.hpp"
 #include "vk_harness.hpp"
 #include "watchdog.hpp"
@@ -47,14 +48,13 @@ constexpr int exit_no_vulkan = 77;
 constexpr int exit_setup_failed = 4;
 constexpr int exit_validation_error = 5;
 
-enum object : int { obj_device, obj_gate, obj_mid, obj_out, obj_first, obj_second, obj_count };
+// The device is destroyed last in the permutation test (fixed tail).
+enum object : int { obj_gate, obj_mid, obj_out, obj_first, obj_second, obj_device, obj_count };
 enum class verdict { clean, device_refused, semaphore_refused };
+using order_type = causal_test::destruction_order<obj_count>;
 
-const char* object_name(int o) {
-  static constexpr std::array<const char*, obj_count> names{"device", "gate",        "mid",
-                                                            "out",    "first queue", "second queue"};
-  return names[static_cast<std::size_t>(o)];
-}
+constexpr std::array<const char*, obj_count> object_names{"gate",        "mid",          "out",
+                                                         "first queue", "second queue", "device"};
 
 /// What docs/lifetimes.md says happens when the objects go in `order`; the
 /// gate is signalled from the host just before step `signal_at` if it is
@@ -65,7 +65,7 @@ const char* object_name(int o) {
 /// A queue destroyed with a held batch drops it and fails its signals; a
 /// batch held behind a failed value drops too. A semaphore a held batch
 /// names refuses to go; so does a device with members.
-verdict predict(const std::array<int, obj_count>& order, int signal_at) {
+verdict predict(const order_type& order, int signal_at) {
   std::array<bool, obj_count> alive{};
   alive.fill(true);
   bool signalled = false;
@@ -100,7 +100,7 @@ verdict predict(const std::array<int, obj_count>& order, int signal_at) {
 }
 
 /// The child's side: makes the objects, submits, destroys them in `order`.
-void run_order(const std::array<int, obj_count>& order, int signal_at) {
+void run_order(const order_type& order, int signal_at) {
   std::string why;
   auto h = causal_vk_test::harness::create(causal_vk_test::harness_options{}, why);
   if (!h) _exit(exit_no_vulkan);
@@ -151,12 +151,11 @@ void run_order(const std::array<int, obj_count>& order, int signal_at) {
   if (errors != 0 || causal_vk_test::validation_error_count().load() != 0) _exit(exit_validation_error);
 }
 
-child_outcome check_order(const std::array<int, obj_count>& order, int signal_at) {
+child_outcome check_order(const order_type& order, int signal_at) {
   const verdict expected = predict(order, signal_at);
   const child_outcome out = run_child([&] { run_order(order, signal_at); });
-  std::string shown;
-  for (int o : order) shown += std::string(object_name(o)) + ", ";
-  INFO("order: " << shown << "gate signalled before step " << signal_at);
+  INFO("order: " << causal_test::describe_order(order, object_names) << "; gate signalled before step "
+                 << signal_at);
   INFO("stderr: " << out.stderr_text);
   switch (expected) {
     case verdict::clean:
@@ -183,17 +182,14 @@ TEST_CASE("vulkan: every destruction order of queues holding batches ends as doc
   CAUSAL_TEST_NEEDS_FORK();
   // The device last: 120 orders of the others, each with the gate
   // signalled before a step drawn at random (or never).
-  std::array<int, obj_count> order{obj_gate, obj_mid, obj_out, obj_first, obj_second, obj_device};
   std::mt19937 rng(20261128);
-  int runs = 0;
   int clean = 0;
-  do {
+  const int runs = causal_test::for_each_destruction_order<obj_count>(1, [&](const order_type& order) {
     const int signal_at = static_cast<int>(rng() % obj_count);  // obj_count - 1: the device's step
     (void)check_order(order, signal_at);
     causal::test::note_progress();
     clean += predict(order, signal_at) == verdict::clean ? 1 : 0;
-    ++runs;
-  } while (std::next_permutation(order.begin(), order.end() - 1));
+  });
   CHECK(runs == 120);
   CHECK(clean > 0);
   CHECK(clean < runs);  // both outcomes are exercised
@@ -202,11 +198,11 @@ TEST_CASE("vulkan: every destruction order of queues holding batches ends as doc
 TEST_CASE("vulkan: a device destroyed before its members is refused and counts them",
           "[vulkan][lifetime]") {
   CAUSAL_TEST_NEEDS_FORK();
-  std::array<int, obj_count> order{obj_first, obj_second, obj_device, obj_gate, obj_mid, obj_out};
+  const order_type order{obj_first, obj_second, obj_device, obj_gate, obj_mid, obj_out};
   // The gate signalled first: nothing is held, the device still refuses.
   const child_outcome out = check_order(order, 0);
   CHECK(contains(out.stderr_text, "0 queue(s) and 3 semaphore(s) still use it"));
-  std::array<int, obj_count> device_first{obj_device, obj_first, obj_second, obj_gate, obj_mid, obj_out};
+  const order_type device_first{obj_device, obj_first, obj_second, obj_gate, obj_mid, obj_out};
   (void)check_order(device_first, obj_count);
 }
 
@@ -215,7 +211,7 @@ TEST_CASE("vulkan: a queue destroyed with held batches drops the ones held behin
   CAUSAL_TEST_NEEDS_FORK();
   // Without the kick in ~queue, the second queue's batch would stay held
   // (behind a failed value) and `out` would refuse to go.
-  std::array<int, obj_count> order{obj_first, obj_out, obj_mid, obj_gate, obj_second, obj_device};
+  const order_type order{obj_first, obj_out, obj_mid, obj_gate, obj_second, obj_device};
   REQUIRE(predict(order, obj_count) == verdict::clean);
   (void)check_order(order, obj_count);
 }
