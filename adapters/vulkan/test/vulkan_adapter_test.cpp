@@ -849,6 +849,48 @@ TEST_CASE("vulkan: a pool range reused while earlier device work may still use i
   REQUIRE(f.finish());
 }
 
+TEST_CASE("vulkan: a range proven by knowledge a fence taught is not host-ready before the fenced "
+          "batch runs",
+          "[vulkan][pool]") {
+  vk_submit2_polled f;
+  auto& q1 = f.make_queue();
+  auto& q2 = f.make_queue();
+  auto& gate = f.make_semaphore();
+  gate.mark_external();  // q1's batch is sent and waits on the device
+  constexpr vk::DeviceSize size = 1024;
+  causal::vulkan::buffer_pool pool(f.device(), size, vk::BufferUsageFlagBits::eTransferDst);
+  REQUIRE(pool.setup_status());
+  REQUIRE(pool.add_queue(q1));
+  REQUIRE(pool.add_queue(q2));
+  auto whole = pool.stream_alloca(q1, size);
+  REQUIRE(whole);
+  REQUIRE(q1.submit({{&gate, 1}}, {}, {fill(f.commands(), whole->handle, whole->offset, whole->size, 0x5a)}));
+  REQUIRE(pool.stream_dealloca(q1, *whole));
+  // q2 knows nothing of q1: the head of the range comes after a fence
+  // (waits in q2's next batch), and q2 learns q1's death frontier for
+  // that next batch only.
+  auto head = pool.stream_alloca(q2, size / 2);
+  REQUIRE(head);
+  CHECK(head->block.path == causal::pool_path::fenced);
+  CHECK(head->mapped == nullptr);
+  CHECK(head->host_ready_epoch == 1);
+  // The tail is proven by that knowledge, which holds from q2's epoch 1 on:
+  // no host pointer while q1's fill still waits for the gate.
+  auto tail = pool.stream_alloca(q2, size / 2);
+  REQUIRE(tail);
+  CHECK(tail->block.path == causal::pool_path::knowledge);
+  CHECK(tail->mapped == nullptr);
+  CHECK(tail->host_ready_epoch == 1);
+  REQUIRE(q2.submit({}, {}, causal::vulkan::command_list{}));  // carries the fence waits
+  f.external_signal(gate, 1);
+  auto ready = pool.host_access(q2, *tail, clock_type::now() + std::chrono::seconds(20));
+  REQUIRE(ready);
+  CHECK(static_cast<const std::uint32_t*>(*ready)[0] == 0x5a);  // the fill is done
+  REQUIRE(pool.stream_dealloca(q2, *head));
+  REQUIRE(pool.stream_dealloca(q2, *tail));
+  REQUIRE(f.finish());
+}
+
 namespace sharing {
 
 /// What the pool asked vkCreateBuffer for; the real call gets EXCLUSIVE

@@ -79,9 +79,10 @@ struct buffer {
   /// buffer_pool::host_access waits for that and returns it.
   void* mapped = nullptr;
   /// The acquiring queue's epoch whose completion proves every earlier use
-  /// of the range done (0: proven already). Reuse by knowledge: the
-  /// queue's epoch at allocation; after a fence: the next one (its batch
-  /// carries the fence waits).
+  /// of the range done (0: proven already). Reuse by knowledge: the epoch
+  /// from which the queue's knowledge holds (its epoch at allocation, or
+  /// the next one when an earlier fenced acquire taught it what it knows);
+  /// after a fence: the next one (its batch carries the fence waits).
   std::uint64_t host_ready_epoch = 0;
   causal::axis acquired_on{};  ///< the acquiring queue's axis
   pool_block block{};          ///< the pool's handle (identifies the lifetime)
@@ -172,8 +173,14 @@ class buffer_pool {
     }
     std::lock_guard lock(mutex_);
     std::uint64_t epoch = 0;
+    std::uint64_t knowledge_epoch = 0;
     result<pool_block> b = q.with_core([&](queue::core_type& core) {
       epoch = core.epoch();
+      // The epoch from which q's knowledge holds: the next one when q
+      // learnt something for its next batch (an earlier fenced acquire's
+      // waits), so a range that knowledge proves is host-ready only once
+      // that batch has run.
+      knowledge_epoch = core.knowledge_producer().epoch;
       return pool_.acquire(core, static_cast<std::size_t>(size));
     });
     if (!b) return b.error_value();
@@ -185,7 +192,7 @@ class buffer_pool {
     switch (b->path) {
       case pool_path::fresh:
       case pool_path::completion: out.host_ready_epoch = 0; break;
-      case pool_path::knowledge: out.host_ready_epoch = epoch; break;
+      case pool_path::knowledge: out.host_ready_epoch = knowledge_epoch; break;
       case pool_path::fenced: out.host_ready_epoch = epoch + 1; break;
     }
     if (out.host_ready_epoch == 0) out.mapped = host_address(out);
