@@ -488,8 +488,6 @@ class backend {
     return true;
   }
 
-  /// Fails the batch's signals (host side); the batch is never sent and
-  /// its epoch never signalled (the queue has failed, see stick()).
   /// Counts (+1) or uncounts (-1) a held batch's uses of its semaphores,
   /// the epoch timeline aside (it dies with this backend): a semaphore
   /// refuses to be destroyed while a held batch names it (~semaphore).
@@ -501,6 +499,8 @@ class backend {
     }
   }
 
+  /// Fails the batch's signals (host side); the batch is never sent and
+  /// its epoch never signalled (the queue has failed, see stick()).
   void drop(batch& b, const error& e) noexcept {
     for (std::size_t i = 0; i < b.signal_count; ++i) {
       if (b.signal_sems[i] != &timeline_) (void)b.signal_sems[i]->fail_host_submitted(b.signal_values[i], e);
