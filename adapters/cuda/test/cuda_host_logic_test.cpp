@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -1129,4 +1130,48 @@ TEST_CASE("cuda device: a context destroyed under a live semaphore is refused lo
   causal::cuda::device_context ctx(causal_cuda_test::fake_device::table());
   { causal::cuda::semaphore s(ctx); }
   CHECK(ctx.words_in_use() == 0);
+}
+
+//===-- issue 33: an independent review's defects -----------------------------===//
+
+namespace {
+
+struct no_memops_env : causal_cuda_test::fake_env {
+  no_memops_env() { device.memory_ops = false; }
+};
+using fallback_fixture = causal_cuda_test::cuda_fixture<no_memops_env>;
+
+// A consumer submits inside the producer's cudaEventRecord: after the core
+// announced the signal, before the backend entered its event in the
+// ledger (another thread's submit can land there in a program).
+template <class Fixture>
+void wait_between_announce_and_record() {
+  Fixture f;
+  auto& dev = f.env().device;
+  auto& producer = f.make_queue();
+  auto& consumer = f.make_queue();
+  auto& s = f.make_semaphore();
+  auto& done = f.make_semaphore();
+  std::optional<causal::result<causal::submission>> inside;
+  dev.after_next("event_record",
+                 [&] { inside = consumer.submit({{&s, 1}}, {{&done, 1}}, f.op(2)); });
+  REQUIRE(producer.submit({}, {{&s, 1}}, f.op(1)));
+  REQUIRE(inside.has_value());
+  REQUIRE(*inside);  // not failed_precondition: held until the event exists
+  CHECK_FALSE((*inside)->deferred);
+  CHECK(consumer.backend().held() == 1);
+  CHECK_FALSE(done.failed());
+  REQUIRE(f.finish());
+  CHECK(f.log() == std::vector<int>{1, 2});
+  CHECK(done.value() == 1);
+  CHECK(consumer.backend().held() == 0);
+}
+
+}  // namespace
+
+TEST_CASE("cuda stream queue: a wait on a value announced before its event is recorded is held, "
+          "not refused",
+          "[cuda][events][fallback][issue33]") {
+  SECTION("events mode") { wait_between_announce_and_record<event_fixture>(); }
+  SECTION("host-signalling fallback") { wait_between_announce_and_record<fallback_fixture>(); }
 }

@@ -33,11 +33,15 @@
 //   - host functions run on a separate callback thread (the stream waits
 //     for each to return, run() too), and a runtime call from one is
 //     counted (runtime_calls_from_host_functions());
+//   - free_async is stream-ordered: the memory goes when its stream
+//     reaches the free, so a free not ordered after the work that uses
+//     the memory shows (live());
 //   - streams beyond `connections` share hardware queues round-robin, and
 //     each hardware queue runs its streams' commands in enqueue order, so
 //     a wait at the head blocks later work of other streams on it.
 // Every entry point counts its calls, and the next call of any one can be
-// made to fail. Test-only code: it allocates freely. Entry points are
+// made to fail; after_next(entry, fn) runs fn inside the adapter's next
+// call of entry (a window between two adapter calls, without threads). Test-only code: it allocates freely. Entry points are
 // meant for one thread at a time (plus the callback thread, which only
 // runs host functions); words may be written from any thread.
 #pragma once
@@ -84,7 +88,7 @@ class fake_device {
     bool destroyed = false;
   };
   enum class kind { wait_value, write_value, record, wait_event, host_fn, work, wait_external,
-                    signal_external };
+                    signal_external, free_block };
   struct command {
     kind k = kind::work;
     std::uint64_t* word = nullptr;
@@ -154,6 +158,15 @@ class fake_device {
   int code_or(int code) const { return sticky_ != 0 ? sticky_ : code; }
   /// Makes the `n`-th next call of `entry` fail (1: the next one).
   void fail_nth(const std::string& entry, int n) { fail_in_[entry] = n; }
+  /// Runs `fn` once, right after the next successful call of `entry`
+  /// returns to the fake (inside the adapter's call, before the adapter
+  /// sees the result): a test steps into a window between two of the
+  /// adapter's calls, deterministically, on its own thread.
+  void after_next(const std::string& entry, std::function<void()> fn) { after_[entry] = std::move(fn); }
+  /// Whether `p` lies in memory from host_alloc_mapped or
+  /// malloc_from_pool_async that is not freed yet (a stream-ordered
+  /// free_async frees it when the stream reaches it).
+  bool live(const void* p) const { return word_live(static_cast<const std::uint64_t*>(p)); }
   /// Calls of `entry` so far.
   int calls(const std::string& entry) const {
     auto it = calls_.find(entry);
@@ -323,6 +336,7 @@ class fake_device {
         c.ev = ev;
         c.value = ++ev->recorded;
         self().push(s, std::move(c));
+        self().fire_after("event_record");
         return 0;
       };
       d.stream_wait_event = [](api::stream_t s, api::event_t e) noexcept {
@@ -406,9 +420,15 @@ class fake_device {
         self().host_blocks_.push_back(block{*p, rounded});
         return 0;
       };
-      d.free_async = [](void* p, api::stream_t) noexcept {
-        (void)self().enter("free_async");
-        self().release_block(p);
+      d.free_async = [](void* p, api::stream_t s) noexcept {
+        // Stream-ordered, as cudaFreeAsync: the memory goes when the stream
+        // reaches the free, after the work enqueued before it.
+        if (self().enter("free_async")) return self().code_or(fake_error);
+        command c;
+        c.k = kind::free_block;
+        c.data = p;
+        self().push(s, std::move(c));
+        self().fire_after("free_async");
         return 0;
       };
       d.import_timeline_fd = [](api::external_semaphore_t* out, int) noexcept {
@@ -548,6 +568,14 @@ class fake_device {
     return --it->second == 0;
   }
 
+  void fire_after(const std::string& entry) {
+    auto it = after_.find(entry);
+    if (it == after_.end() || !it->second) return;
+    std::function<void()> fn = std::move(it->second);
+    after_.erase(it);
+    fn();
+  }
+
   static std::uint64_t load(const std::uint64_t* w) {
     return std::atomic_ref<std::uint64_t>(*const_cast<std::uint64_t*>(w)).load(std::memory_order_relaxed);
   }
@@ -578,6 +606,7 @@ class fake_device {
       case kind::host_fn: run_on_callback_thread(c.fn, c.data); break;
       case kind::work: c.work(); break;
       case kind::signal_external: c.ext->value = c.value; break;
+      case kind::free_block: release_block(c.data); break;
       case kind::wait_value:
       case kind::wait_event:
       case kind::wait_external: break;
@@ -603,6 +632,7 @@ class fake_device {
   int last_import_device_ = -1;
   std::map<std::string, int> calls_;
   std::map<std::string, int> fail_in_;  // calls until the injected failure
+  std::map<std::string, std::function<void()>> after_;  // after_next hooks
   int pool_token_ = 0;
 };
 

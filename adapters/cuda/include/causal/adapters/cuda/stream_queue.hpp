@@ -41,7 +41,7 @@
 // instead, and the same rule refuses the signal that would be queued
 // behind them. See detail::same_stream_guard.
 //
-// Held operations (memory-ops mode). Streams are multiplexed onto a few
+// Held operations. Streams are multiplexed onto a few
 // hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8 by default; every
 // library's streams count), each running its commands in enqueue order. A
 // cuStreamWaitValue64 enqueued before the write it waits for can sit at
@@ -63,6 +63,12 @@
 // set_waits_before_signal(true) restores enqueue-ahead, for streams known
 // to have hardware queues of their own, or waits only the host signals
 // (the relay covers those).
+// Events mode and the fallback hold the same way, always: there a wait
+// needs the event recorded with its signal, and the core announces a
+// signal before the backend records it (another thread's queue may be
+// between the two). So "sent" there means the event is in the semaphore's
+// ledger (send_signal marks it sent only after add_event): a wait on an
+// announced value whose event is not recorded yet is held, never refused.
 //
 // Completion. In memory-ops mode, after each operation the stream writes
 // its epoch into the queue's *completion word* (cuStreamWriteValue64 into
@@ -326,7 +332,7 @@ class stream_backend {
       owns_stream_ = static_cast<bool>(failure_);
     }
     host_signalling_ = Mode == sync_mode::memory_ops && !dev.has_memory_ops();
-    holds_ = Mode == sync_mode::memory_ops && !host_signalling_;
+    holds_ = true;  // every mode holds a wait until its signal is sent (file comment)
     if (failure_ && Mode == sync_mode::memory_ops && !host_signalling_) {
       // The completion word: the stream writes each finished epoch into
       // it. Counted as read by a stream until the stream is drained, so a
@@ -402,7 +408,7 @@ class stream_backend {
     }
     if (Mode == sync_mode::memory_ops && !host_signalling_) {
       if (status g = guard_.note(s, v); !g) return g;
-      if (holds_) {
+      if (holds_) [[likely]] {
         // Staged, not enqueued: execute() or a later resume() enqueues it
         // once its signal is sent ("Held operations", file comment).
         staged_[staged_count_++] = wait_record{&s, v, no_word, true};
@@ -418,21 +424,14 @@ class stream_backend {
       staged_[staged_count_++] = wait_record{&s, v, s.word_index()};
       ++counters_.device_waits;
       return status{};
-    } else {
-      const std::optional<status> st = s.wait_event_for(v, [&](api::event_t e) noexcept {
-        return to_status(drv().stream_wait_event(stream_, e), "cudaStreamWaitEvent");
-      });
-      if (!st) {
-        return status{error{errc::failed_precondition,
-                            "stream queue: no device event covers this value (it was not "
-                            "signalled by an event-recording stream): the device cannot wait "
-                            "for it",
-                            v}};
-      }
-      if (!*st) return *st;
     }
-    staged_[staged_count_++] = wait_record{&s, v};
-    ++counters_.device_waits;
+    // Events (and the host-signalling fallback): staged like a held
+    // memory-ops wait. The value may be announced while the stream that
+    // will signal it has not recorded its event yet (the core announces a
+    // signal before the backend records it, and that stream may be
+    // another thread's): execute() holds the operation until the event
+    // exists (semaphore::sent), then issue_held() waits on it.
+    staged_[staged_count_++] = wait_record{&s, v, no_word, true};
     return status{};
   }
 
@@ -468,22 +467,10 @@ class stream_backend {
     if (in_flight_ == 0 || sl.signal_count == max_signals_per_op) {
       return status{error{errc::failed_precondition, "stream queue: signal without an operation", v}};
     }
-    if (Mode == sync_mode::memory_ops && !host_signalling_) {
-      // Written by flush(), in one batch with the operation's other
-      // writes; a held operation's when it is issued.
-      if (!sl.held) stage_write(s.device_word(), v, &s);
-    } else {
-      result<api::event_t> e = dev_->acquire_event();
-      if (!e) return e.error_value();
-      if (status st = to_status(drv().event_record(*e, stream_), "cudaEventRecord"); !st) {
-        dev_->release_event(*e);
-        return st;
-      }
-      if (status st = s.add_event(v, *e, this); !st) {
-        dev_->release_event(*e);
-        return st;
-      }
-      ++counters_.events_recorded;
+    // A held operation's signals are written (or recorded) when it is
+    // issued, after its work.
+    if (!sl.held) {
+      if (status st = send_signal(s, v); !st) return st;
     }
     sl.signals[sl.signal_count++] = wait_record{&s, v};
     return status{};
@@ -707,7 +694,9 @@ class stream_backend {
                           "submitting",
                           held_count_}};
     }
-    holds_ = Mode == sync_mode::memory_ops && !host_signalling_ && !enqueue_ahead;
+    // Events and the fallback always hold: no event exists to wait on
+    // before its signal is recorded.
+    holds_ = !(Mode == sync_mode::memory_ops && !host_signalling_ && enqueue_ahead);
     return status{};
   }
   /// True when this queue holds operations until their waits' signals are
@@ -759,7 +748,59 @@ class stream_backend {
     sl->owner->completed_.store(sl->epoch, std::memory_order_release);
   }
 
-  //===-- held operations (memory-ops mode) --------------------------------===//
+  //===-- held operations ---------------------------------------------------===//
+
+  // Puts signal S := v of the operation just enqueued on the stream:
+  // memory-ops mode stages the word write (flush() enqueues the batch,
+  // then the value is sent); events and the fallback record an event,
+  // enter it in the ledger and only then mark the value sent, so a waiter
+  // that sees it sent finds the event.
+  status send_signal(Semaphore& s, std::uint64_t v) noexcept {
+    if (Mode == sync_mode::memory_ops && !host_signalling_) {
+      stage_write(s.device_word(), v, &s);
+      return status{};
+    }
+    result<api::event_t> e = dev_->acquire_event();
+    if (!e) return e.error_value();
+    if (status st = to_status(drv().event_record(*e, stream_), "cudaEventRecord"); !st) {
+      dev_->release_event(*e);
+      return st;
+    }
+    if (status st = s.add_event(v, *e, this); !st) {
+      dev_->release_event(*e);
+      return st;
+    }
+    s.note_sent(v);  // after add_event: a waiter that sees it sent finds the event
+    ++counters_.events_recorded;
+    return status{};
+  }
+
+  // Enqueues one held device wait whose signal has been sent.
+  status enqueue_wait(wait_record& w) noexcept {
+    Semaphore& s = *w.semaphore;
+    if (Mode == sync_mode::memory_ops && !host_signalling_) {
+      s.request_mirror(w.value);
+      if (status st = to_status(drv().wait_value64(stream_, s.device_word(), w.value),
+                                "cuStreamWaitValue64");
+          !st) {
+        return st;
+      }
+      // The stream now reads the word until it passes this command.
+      w.word = s.word_index();
+      dev_->note_device_wait(w.word);
+      return status{};
+    }
+    const std::optional<status> st = s.wait_event_for(w.value, [&](api::event_t e) noexcept {
+      return to_status(drv().stream_wait_event(stream_, e), "cudaStreamWaitEvent");
+    });
+    if (st) return *st;
+    if (s.try_wait(w.value)) return status{};  // reached meanwhile: its event went back
+    if (auto f = s.failure(); f) return status{*f};
+    return status{error{errc::failed_precondition,
+                        "stream queue: no device event covers this value (it was not signalled "
+                        "by an event-recording stream): the device cannot wait for it",
+                        w.value}};
+  }
 
   // execute() in memory-ops mode: the operation gets its slot; it is
   // issued at once when nothing is held before it and every wait's signal
@@ -831,16 +872,8 @@ class stream_backend {
         s.mirror(w.value);  // the word may lag a host signal
         continue;
       }
-      s.request_mirror(w.value);
-      if (status st = to_status(drv().wait_value64(stream_, s.device_word(), w.value),
-                                "cuStreamWaitValue64");
-          !st) {
-        return st;
-      }
+      if (status st = enqueue_wait(w); !st) return st;
       mark_issued();
-      // The stream now reads the word until it passes this command.
-      w.word = s.word_index();
-      dev_->note_device_wait(w.word);
       ++counters_.device_waits;
     }
     if (sl.op.launch != nullptr) {
@@ -851,11 +884,15 @@ class stream_backend {
       }
     }
     mark_issued();
-    if (progress_ != nullptr) stage_write(progress_->device_word(), sl.epoch, progress_);
+    if (progress_ != nullptr && Mode == sync_mode::memory_ops && !host_signalling_) {
+      stage_write(progress_->device_word(), sl.epoch, progress_);
+    }
     if (!with_completion) return status{};  // signals and completion follow (flush)
     for (std::size_t i = 0; i < sl.signal_count; ++i) {
-      stage_write(sl.signals[i].semaphore->device_word(), sl.signals[i].value,
-                  sl.signals[i].semaphore);
+      if (status st = send_signal(*sl.signals[i].semaphore, sl.signals[i].value); !st) {
+        write_count_ = 0;
+        return st;
+      }
     }
     return enqueue_completion(sl);
   }
