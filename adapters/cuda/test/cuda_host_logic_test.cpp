@@ -1175,3 +1175,103 @@ TEST_CASE("cuda stream queue: a wait on a value announced before its event is re
   SECTION("events mode") { wait_between_announce_and_record<event_fixture>(); }
   SECTION("host-signalling fallback") { wait_between_announce_and_record<fallback_fixture>(); }
 }
+
+TEST_CASE("cuda stream queue: a wait on another device context's semaphore is refused, nothing "
+          "issued",
+          "[cuda][issue33]") {
+  fake_fixture f;
+  auto& dev = f.env().device;
+  auto& q = f.make_queue();
+  auto& done = f.make_semaphore();
+  causal::cuda::device_context other(f.env().table());
+  REQUIRE(other.setup_status());
+  {
+    causal::cuda::semaphore foreign(other);
+    const std::size_t counted = f.context().pending_device_waits();
+    REQUIRE(q.backend().set_waits_before_signal(true));  // would enqueue (and count) at once
+    auto r = q.submit({{&foreign, 1}}, {{&done, 1}}, f.op(1));
+    REQUIRE_FALSE(r);
+    CHECK(r.error_value().code() == errc::invalid_argument);
+    CHECK(std::string(r.error_value().message()).find("device_context") != std::string::npos);
+    CHECK(q.epoch() == 0);
+    CHECK_FALSE(done.failed());
+    CHECK(dev.calls("wait_value64") == 0);
+    CHECK(f.context().pending_device_waits() == counted);
+    CHECK(other.pending_device_waits() == 0);
+  }
+  REQUIRE(f.finish());
+}
+
+TEST_CASE("cuda device: a failed word is raised only while it is in use, never after its free",
+          "[cuda][issue33]") {
+  causal_cuda_test::fake_device dev;
+  causal::cuda::device_context ctx(causal_cuda_test::fake_device::table());
+  REQUIRE(ctx.setup_status());
+  auto w = ctx.allocate_word(0);
+  REQUIRE(w);
+  ctx.mark_failed_word(w->index, 5);
+  ctx.free_word(*w);
+  // Freed: a teardown's release must not write it (allocate_word may be
+  // handing it to a new semaphore on another thread right now).
+  CHECK_FALSE(ctx.release_if_failed(w->index));
+  CHECK(ctx.release_failed_words() == 0);
+  CHECK(*w->host == 0);
+  auto again = ctx.allocate_word(0);
+  REQUIRE(again);
+  CHECK(again->index == w->index);
+  CHECK_FALSE(ctx.release_if_failed(again->index));
+  CHECK(*again->host == 0);
+  ctx.free_word(*again);
+}
+
+TEST_CASE("cuda stream queue: a value 2^63 or more ahead is refused (CUDA's cyclic >= would pass "
+          "it at once)",
+          "[cuda][issue33]") {
+  fake_fixture f;
+  auto& q = f.make_queue();
+  auto& s = f.make_semaphore();
+  auto& t = f.make_semaphore();
+  const std::uint64_t far = std::uint64_t{1} << 63;
+  auto wait = q.submit({{&s, far}}, {}, f.op(1));
+  REQUIRE_FALSE(wait);
+  CHECK(wait.error_value().code() == errc::invalid_argument);
+  auto signal = q.submit({}, {{&t, far}}, f.op(2));
+  REQUIRE_FALSE(signal);
+  CHECK(signal.error_value().code() == errc::invalid_argument);
+  CHECK(q.epoch() == 0);
+  CHECK_FALSE(t.failed());
+  // Just inside the bound is fine.
+  REQUIRE(q.submit({}, {{&t, far - 1}}, f.op(3)));
+  REQUIRE(f.finish());
+  CHECK(t.value() == far - 1);
+}
+
+TEST_CASE("cuda stream queue: synchronize reports operations still held instead of ok",
+          "[cuda][issue33]") {
+  fake_fixture f;
+  auto& q = f.make_queue();
+  auto& gate = f.make_semaphore();
+  REQUIRE(q.submit({{&gate, 1}}, {}, f.op(1)));
+  REQUIRE(q.backend().held() == 1);
+  const causal::status st = q.synchronize();
+  CHECK_FALSE(st);
+  CHECK(st.code() == errc::failed_precondition);
+  CHECK(q.backend().failure());  // not sticky
+  REQUIRE(gate.signal(1));
+  REQUIRE(q.synchronize());
+  CHECK(f.log() == std::vector<int>{1});
+}
+
+TEST_CASE("cuda device: opening a context leaves the calling thread's device as it was",
+          "[cuda][issue33]") {
+  causal_cuda_test::fake_device dev;
+  dev.devices = 2;
+  const causal::cuda::driver_table& table = causal_cuda_test::fake_device::table();
+  REQUIRE(table.set_device(1) == 0);
+  causal::cuda::device_context ctx(table, 0);
+  REQUIRE(ctx.setup_status());
+  int current = -1;
+  REQUIRE(table.get_device(&current) == 0);
+  CHECK(current == 1);
+  REQUIRE(table.set_device(0) == 0);
+}

@@ -18,7 +18,8 @@
 // it marks has been reached on the host, after which no new device wait
 // can name it.
 //
-// The constructor probes the device (set_device, the
+// The constructor probes the device (with it made current through
+// scoped_device, so the calling thread's current device is restored; the
 // CAN_USE_64_BIT_STREAM_MEM_OPS attribute, the name) and maps the slab;
 // any failure is kept in setup_status() and every later call returns it.
 // "No such device" (failed_precondition) means exactly that the runtime
@@ -50,7 +51,10 @@
 // Memory order:  the slab and the event list are guarded by spin locks
 //                (acquire/release); the probe results are immutable. The
 //                per-word wait counts are atomics (acq_rel); retiring and
-//                freeing a word happen under the slab lock.
+//                freeing a word, and raising a failed one
+//                (release_if_failed: only a word still in use), happen
+//                under the slab lock, so a raise never lands on a word
+//                allocate_word has handed to a new semaphore.
 // Blocking/allocation: never blocks. The constructor maps one page of
 //                pinned memory; acquire_event may create an event (a
 //                runtime call) until event_capacity exist; nothing else
@@ -172,6 +176,7 @@ class device_context {
       return;
     }
     word_used_[w.index / 64] &= ~bit;
+    release_at_[w.index].store(0, std::memory_order_relaxed);  // under the lock
   }
 
   /// A queue enqueued a device wait on word `index` (a stream command that
@@ -194,6 +199,7 @@ class device_context {
         word_waits_[index].load(std::memory_order_acquire) == 0) {
       word_retiring_[index / 64] &= ~bit;
       word_used_[index / 64] &= ~bit;
+      release_at_[index].store(0, std::memory_order_relaxed);  // under the lock
     }
   }
 
@@ -212,6 +218,11 @@ class device_context {
   /// returns whether it raised it (false: not failed, or already there).
   bool release_if_failed(std::uint32_t index) noexcept {
     if (index >= word_capacity || slab_host_ == nullptr) return false;
+    // Under the slab lock, and only for a word in use (retiring included):
+    // a free word may be handed to a new semaphore by allocate_word at any
+    // moment, and a raise landing after that would pass its waits.
+    causal::detail::spin_guard guard(words_lock_);
+    if ((word_used_[index / 64] & (std::uint64_t{1} << (index % 64))) == 0) return false;
     const std::uint64_t v = release_at_[index].load(std::memory_order_acquire);
     if (v == 0) return false;
     std::atomic_ref<std::uint64_t> w(slab_host_[index]);
@@ -311,7 +322,10 @@ class device_context {
       return status{error{errc::failed_precondition, "device_context: no such device (no GPU?)",
                           static_cast<std::uint64_t>(ordinal_ < 0 ? 0 : ordinal_)}};
     }
-    if (status s = to_status(driver_->set_device(ordinal_), "cudaSetDevice"); !s) return s;
+    // The probe and the slab need the device current; the caller's current
+    // device is restored afterwards (scoped_device).
+    const scoped_device current(*driver_, ordinal_);
+    if (status s = current.status_value(); !s) return s;
     int supported = 0;
     if (driver_->mem_ops_64 != nullptr && driver_->mem_ops_64(ordinal_, &supported) == 0) {
       memory_ops_ = supported != 0;

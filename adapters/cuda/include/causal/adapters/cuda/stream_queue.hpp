@@ -648,6 +648,15 @@ class stream_backend {
     for (std::size_t i = 0; i < stray_count_; ++i) dev_->device_wait_passed(strays_[i]);
     strays_outstanding_ -= stray_count_;
     stray_count_ = 0;
+    if (failure_ && held_count_ != 0) {
+      // Not an error of the queue (nothing sticks): what was issued has
+      // completed, but the held operations have not even started.
+      return status{error{errc::failed_precondition,
+                          "stream queue: synchronize: operations are still held on the host "
+                          "until their waits' signals are sent; only what was issued has "
+                          "completed (signal those values, then synchronize again)",
+                          held_count_}};
+    }
     return failure_;
   }
 
@@ -1164,6 +1173,9 @@ class basic_stream_queue {
   using signal_type = typename core_type::signal_type;
   using operation_type = stream_operation;
   static constexpr sync_mode mode = Mode;
+  /// The furthest a wait or signal value may lie above a semaphore's
+  /// current value: 2^63 - 1 (CUDA's GEQ is a signed cyclic compare).
+  static constexpr std::uint64_t max_value_difference = (std::uint64_t{1} << 63) - 1;
   static_assert(backend_type::max_guards_per_op >= core_type::max_waits,
                 "stream_backend::max_guards_per_op must cover every wait of a submission");
 
@@ -1212,6 +1224,7 @@ class basic_stream_queue {
       if (status own = causal::detail::check_no_self_wait(waits, s); !own) return own.error_value();
     }
     if (status g = b.guard().check(waits, signals); !g) return g.error_value();
+    if (status d = check_devices_and_values(waits, signals); !d) return d.error_value();
     if (Mode == sync_mode::memory_ops && b.host_signalling()) {
       for (const wait_type& w : waits) {
         if (w.semaphore != nullptr && !w.semaphore->failed() &&
@@ -1258,7 +1271,9 @@ class basic_stream_queue {
 
   /// Blocks until everything issued has completed (a failed queue returns
   /// its failure at once: its stream may be stuck for good until the
-  /// destructor drains it); held submissions stay held.
+  /// destructor drains it). Held operations whose signals are sent by then
+  /// are issued first; any still held stay held and make it return
+  /// `failed_precondition` (not sticky) instead of ok.
   status synchronize() noexcept {
     status s = core_.backend().synchronize();
     core_.retire(core_.backend().poll());
@@ -1315,6 +1330,51 @@ class basic_stream_queue {
   [[nodiscard]] const backend_type& backend() const noexcept { return core_.backend(); }
 
  private:
+  /// Refuses (`invalid_argument`, nothing issued) a wait on a semaphore of
+  /// another device_context (its word and its device waits are counted on
+  /// its own context: counted here they would mix two slabs' indices), and
+  /// a wait or signal value 2^63 or more above the semaphore's current one
+  /// (host payload or word, whichever is lower): CUDA compares words
+  /// cyclically ((int64_t)(word - v) >= 0), so such a wait would pass at
+  /// once and such a signal would make waits on lower values hang.
+  /// Checked for every wait, even those the core will elide.
+  status check_devices_and_values(std::span<const wait_type> waits,
+                                  std::span<const signal_type> signals) const noexcept {
+    const device_context& dev = core_.backend().device();
+    const auto too_far = [](const Semaphore& s, std::uint64_t v) noexcept {
+      const std::uint64_t host = s.value();
+      const std::uint64_t word = s.word_value();
+      const std::uint64_t now = word < host ? word : host;
+      return v > now && v - now > max_value_difference;
+    };
+    for (const wait_type& w : waits) {
+      if (w.semaphore == nullptr) continue;  // the core reports it
+      if (&w.semaphore->device() != &dev) {
+        return status{error{errc::invalid_argument,
+                            "stream queue: a wait on a semaphore of another device_context (its "
+                            "word is counted there): wait on it from a queue of that context, or "
+                            "on the host",
+                            w.value}};
+      }
+      if (too_far(*w.semaphore, w.value)) {
+        return status{error{errc::invalid_argument,
+                            "stream queue: a wait 2^63 or more above the semaphore's value (CUDA's "
+                            "cyclic >= compare would pass it at once)",
+                            w.value}};
+      }
+    }
+    for (const signal_type& sig : signals) {
+      if (sig.semaphore == nullptr) continue;
+      if (too_far(*sig.semaphore, sig.value)) {
+        return status{error{errc::invalid_argument,
+                            "stream queue: a signal 2^63 or more above the semaphore's value "
+                            "(CUDA's cyclic >= compare would read lower values as not reached)",
+                            sig.value}};
+      }
+    }
+    return status{};
+  }
+
   /// Tells the core (and through it an attached tracker), once, that the
   /// queue has failed for good.
   void report_failure() noexcept {
