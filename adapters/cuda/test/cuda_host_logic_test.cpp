@@ -19,6 +19,7 @@
 #include <causal/completion.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -1057,7 +1058,8 @@ TEST_CASE("cuda stream queue: a wait on a value reached before its semaphore fai
 
 #if CAUSAL_CUDA_IS_HIP()
 namespace {
-void hip_relay_first(void*) noexcept {}
+std::atomic<int> hip_relay_first_runs{0};
+void hip_relay_first(void*) noexcept { hip_relay_first_runs.fetch_add(1); }
 void hip_relay_other(void*) noexcept {}
 }  // namespace
 
@@ -1275,3 +1277,38 @@ TEST_CASE("cuda device: opening a context leaves the calling thread's device as 
   CHECK(current == 1);
   REQUIRE(table.set_device(0) == 0);
 }
+
+TEST_CASE("cuda stream queue: every mode completes through one host function (HIP relays one per "
+          "process)",
+          "[cuda][hip][issue33]") {
+  causal_cuda_test::fake_device dev;
+  dev.memory_ops = false;  // the fallback uses host functions too
+  causal::cuda::device_context ctx(causal_cuda_test::fake_device::table());
+  REQUIRE(ctx.setup_status());
+  causal::axis_allocator axes;
+  {
+    causal::cuda::stream_queue fallback(axes.allocate(0, causal::domain::queue).value(), ctx);
+    causal::cuda::event_stream_queue events(axes.allocate(0, causal::domain::queue).value(), ctx);
+    REQUIRE(fallback.submit({}, {}, causal::cuda::stream_operation::marker()));
+    REQUIRE(events.submit({}, {}, causal::cuda::stream_operation::marker()));
+    CHECK(dev.distinct_host_functions() == 1);
+    REQUIRE(fallback.synchronize());
+    REQUIRE(events.synchronize());
+    CHECK(fallback.completed_epoch() == 1);
+    CHECK(events.completed_epoch() == 1);
+  }
+}
+
+#if CAUSAL_CUDA_IS_HIP()
+TEST_CASE("hip driver: a callback that reports an error does not run the host function",
+          "[hip][driver][issue33]") {
+  using native = causal::cuda::detail::native;
+  (void)native::launch_host_func(nullptr, &hip_relay_first, nullptr);
+  REQUIRE(native::relay_fn().load() == &hip_relay_first);
+  const int before = hip_relay_first_runs.load();
+  native::callback_thunk(nullptr, hipErrorLaunchFailure, nullptr);
+  CHECK(hip_relay_first_runs.load() == before);  // faulted work never reads as complete
+  native::callback_thunk(nullptr, hipSuccess, nullptr);
+  CHECK(hip_relay_first_runs.load() == before + 1);
+}
+#endif

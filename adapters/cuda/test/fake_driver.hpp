@@ -60,6 +60,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -223,6 +224,8 @@ class fake_device {
   }
   /// Word commands that found their word freed (see the file comment).
   std::size_t freed_word_accesses() const { return freed_word_accesses_; }
+  /// How many different host functions launch_host_func was given.
+  std::size_t distinct_host_functions() const { return host_fns_seen_.size(); }
   /// Runtime calls made from inside a host function (CUDA forbids them).
   std::size_t runtime_calls_from_host_functions() const {
     return runtime_calls_from_host_functions_;
@@ -386,6 +389,7 @@ class fake_device {
         if (self().enter("launch_host_func")) return self().code_or(fake_error);
         command c;
         c.k = kind::host_fn;
+        self().host_fns_seen_.insert(fn);
         c.fn = fn;
         c.data = data;
         self().push(s, std::move(c));
@@ -633,6 +637,7 @@ class fake_device {
   std::map<std::string, int> calls_;
   std::map<std::string, int> fail_in_;  // calls until the injected failure
   std::map<std::string, std::function<void()>> after_;  // after_next hooks
+  std::set<void (*)(void*) noexcept> host_fns_seen_;
   int pool_token_ = 0;
 };
 

@@ -298,11 +298,20 @@ struct native {
   // set once (a CAS from null), read with acquire on the callback thread;
   // a different function is refused (not_supported) rather than letting
   // one callback run another's function.
+  // The adapter passes one function only (detail::complete_epoch in
+  // stream_queue.hpp, shared by every mode and semaphore type), so one
+  // process may run every kind of stream queue.
   static std::atomic<void (*)(void*) noexcept>& relay_fn() noexcept {
     static std::atomic<void (*)(void*) noexcept> fn{nullptr};
     return fn;
   }
-  static void callback_thunk(hipStream_t, hipError_t, void* data) {
+  // A callback that reports an error (the stream faulted) does not run
+  // the function: cudaLaunchHostFunc's rule (unlike cuStreamAddCallback,
+  // its function is not called when the context has an error), so the
+  // work before it never reads as complete; the stream's synchronize
+  // reports the error instead.
+  static void callback_thunk(hipStream_t, hipError_t status, void* data) {
+    if (status != hipSuccess) return;
     // acquire: pairs with the release of the CAS in launch_host_func.
     relay_fn().load(std::memory_order_acquire)(data);
   }

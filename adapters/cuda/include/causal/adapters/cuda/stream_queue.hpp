@@ -289,6 +289,27 @@ class same_stream_guard {
 
 }  // namespace detail
 
+namespace detail {
+
+/// What the completion host function stores: `epoch` into `*target`.
+struct epoch_note {
+  std::atomic<std::uint64_t>* target = nullptr;
+  std::uint64_t epoch = 0;
+};
+
+/// The completion host function of every stream backend, whatever its
+/// mode or semaphore type: one release store, no runtime call, no
+/// blocking. One function for all of them, because HIP relays a single
+/// host function per process (driver.hpp). Host functions of one stream
+/// run in stream order, so epochs arrive increasing.
+inline void complete_epoch(void* data) noexcept {
+  const epoch_note* n = static_cast<const epoch_note*>(data);
+  // release: pairs with the acquire load in stream_backend::finished_epoch.
+  n->target->store(n->epoch, std::memory_order_release);
+}
+
+}  // namespace detail
+
 //===-- stream_backend ------------------------------------------------------===//
 
 /// The queue_backend of a stream (see the file comment). Owned by the
@@ -734,6 +755,7 @@ class stream_backend {
   };
   struct slot {
     stream_backend* owner = nullptr;
+    detail::epoch_note note{};  ///< what the completion host function stores
     std::uint64_t epoch = 0;
     bool doomed = false;  ///< will never complete: its signals fail in turn (settle)
     bool failed = false;  ///< signals already failed; waiting for the stream to pass it
@@ -749,13 +771,8 @@ class stream_backend {
     std::array<guard_record, max_guards_per_op> guards{};  ///< waited for only by a failure
   };
 
-  // The host function: one release store, no runtime call, no blocking.
-  // Host functions of one stream run in stream order, so epochs arrive
-  // increasing.
-  static void on_complete(void* data) noexcept {
-    const slot* sl = static_cast<const slot*>(data);
-    sl->owner->completed_.store(sl->epoch, std::memory_order_release);
-  }
+  // The host function is detail::complete_epoch, one function for every
+  // instantiation (HIP relays one host function per process).
 
   //===-- held operations ---------------------------------------------------===//
 
@@ -916,7 +933,9 @@ class stream_backend {
     if (status st = flush_writes(); !st) return st;
     if (completion_word_.host != nullptr) return status{};
     ++counters_.host_functions;
-    return to_status(drv().launch_host_func(stream_, &on_complete, &sl), "cudaLaunchHostFunc");
+    sl.note = detail::epoch_note{&completed_, sl.epoch};
+    return to_status(drv().launch_host_func(stream_, &detail::complete_epoch, &sl.note),
+                     "cudaLaunchHostFunc");
   }
 
   // Memory-ops mode: one operation's stream writes (progress word,
@@ -965,7 +984,7 @@ class stream_backend {
   // host function's store, whichever the queue uses (drain() raises the
   // latter too).
   [[nodiscard]] std::uint64_t finished_epoch() const noexcept {
-    // acquire: pairs with the release store in on_complete (or the CAS in
+    // acquire: pairs with the release store in complete_epoch (or the CAS in
     // drain); the word is written by the device, after the operation.
     std::uint64_t done = completed_.load(std::memory_order_acquire);
     if (completion_word_.host != nullptr) {
