@@ -412,6 +412,7 @@ TEST_CASE("cuda interop: external timeline ops are stream-ordered; observed valu
   f.pump();
   CHECK(f.log().empty());  // waiting for the external value 3
   dev.external_at(0).value = 3;
+  REQUIRE(ext.observe(3));  // held on the host until the value is known sent or reached
   f.pump();
   CHECK(f.log() == std::vector<int>{1});
   CHECK(dev.external_at(0).value == 4);
@@ -1312,3 +1313,31 @@ TEST_CASE("hip driver: a callback that reports an error does not run the host fu
   CHECK(hip_relay_first_runs.load() == before + 1);
 }
 #endif
+
+TEST_CASE("cuda interop: an external wait is held until its value is sent, so a shared hardware "
+          "queue does not deadlock",
+          "[cuda][interop][issue33]") {
+  fake_fixture f;
+  auto& dev = f.env().device;
+  dev.connections = 1;  // every stream on one hardware queue
+  auto& waiter = f.make_queue();
+  auto& other = f.make_queue();
+  auto& vk = f.make_semaphore();  // stands for the Vulkan timeline here
+  causal::cuda::external_timeline<causal::cuda::semaphore> ext(f.context(), 42, dev.uuid_of(0), vk);
+  REQUIRE(ext.setup_status());
+  REQUIRE(waiter.submit({}, {}, ext.wait_op(3)));
+  CHECK(waiter.backend().held() == 1);
+  CHECK(dev.calls("wait_external") == 0);
+  // Unrelated work on another stream is not stuck behind the wait (the
+  // Vulkan side may be waiting for it: CUDA -> Vulkan -> CUDA).
+  REQUIRE(other.submit({}, {}, f.op(2)));
+  f.pump();
+  CHECK(f.log() == std::vector<int>{2});
+  dev.external_at(0).value = 3;
+  REQUIRE(ext.observe(3));
+  REQUIRE(waiter.submit({}, {}, f.op(1)));
+  f.pump();
+  CHECK(dev.calls("wait_external") == 1);
+  REQUIRE(f.finish());
+  CHECK(f.log() == std::vector<int>{2, 1});
+}

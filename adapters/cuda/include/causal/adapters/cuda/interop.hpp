@@ -17,6 +17,17 @@
 // them import a tainted frontier and are never elided — until a witnessed
 // signal heals the watermark (docs/semaphores.md).
 //
+// Holding. A wait_op is held on the host, as an internal device wait is
+// (stream_queue.hpp, "Held operations"), until its value is sent to the
+// other API's device (the host semaphore's sent_value() or sent(v)) or
+// reached on the host (observe): enqueued earlier it could sit at the
+// head of a hardware queue that the stream feeding the other side shares,
+// and a CUDA -> Vulkan -> CUDA chain would deadlock. A plain host
+// semaphore that reports neither makes the wait a host round trip. A
+// queue set to enqueue ahead (set_waits_before_signal(true)) does not hold
+// it. A held wait whose host semaphore fails stays held until its queue's
+// destructor fails it (`cancelled`).
+//
 // Same device. An imported semaphore only works on the GPU that created
 // it; CUDA does not check, and on a machine with several GPUs (or a
 // Vulkan instance that picked another one) the import may succeed and the
@@ -103,8 +114,11 @@ class external_timeline {
   [[nodiscard]] Semaphore& host() const noexcept { return *host_; }
 
   /// An operation that makes its stream wait until the timeline >= `v`.
+  /// Held by the queue (stream_operation::ready) until `v` is sent on the
+  /// other side or reached on the host, as an internal wait is, so it
+  /// never blocks a hardware queue ahead of the signal it waits for.
   [[nodiscard]] stream_operation wait_op(std::uint64_t v) noexcept {
-    return stream_operation{&launch_wait, this, v, "external wait"};
+    return stream_operation{&launch_wait, this, v, "external wait", &wait_ready};
   }
   /// An operation that signals the timeline to `v` in stream order.
   [[nodiscard]] stream_operation signal_op(std::uint64_t v) noexcept {
@@ -141,6 +155,21 @@ class external_timeline {
       }
     }
     return status{};
+  }
+
+  // The holding rule for external waits: enqueue once the value is sent
+  // to its device (a host semaphore that reports it: sent_value() on the
+  // Vulkan adapter's, sent(v) on ours) or reached on the host (observe).
+  static bool wait_ready(void* self, std::uint64_t v) noexcept {
+    const Semaphore& h = *static_cast<external_timeline*>(self)->host_;
+    if (h.value() >= v) return true;
+    if constexpr (requires { h.sent_value(); }) {
+      return h.sent_value() >= v;
+    } else if constexpr (requires { h.sent(v); }) {
+      return h.sent(v);
+    } else {
+      return false;
+    }
   }
 
   static int launch_wait(api::stream_t s, void* self, std::uint64_t v) noexcept {

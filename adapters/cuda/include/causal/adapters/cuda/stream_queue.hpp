@@ -194,6 +194,13 @@ struct stream_operation {
   void* user = nullptr;
   std::uint64_t arg = 0;
   const char* label = nullptr;  ///< the operation's name in traces (optional)
+  /// Optional: whether the operation may be enqueued yet. A holding queue
+  /// (every mode unless set_waits_before_signal(true)) keeps it on the
+  /// host, with its later operations behind it, until this answers true,
+  /// as it does a device wait whose signal is not sent. For operations
+  /// that wait inside `launch` (external_timeline::wait_op), so they never
+  /// sit at the head of a hardware queue ahead of the signal they wait for.
+  bool (*ready)(void* user, std::uint64_t arg) noexcept = nullptr;
 
   /// An operation that only carries waits and signals.
   [[nodiscard]] static constexpr stream_operation marker(const char* label = nullptr) noexcept {
@@ -869,8 +876,10 @@ class stream_backend {
     return sl;
   }
 
-  // Every wait of `sl` still to enqueue has had its signal sent (or reached).
+  // Every wait of `sl` still to enqueue has had its signal sent (or
+  // reached), and its operation is ready (stream_operation::ready).
   static bool sendable(const slot& sl) noexcept {
+    if (sl.op.ready != nullptr && !sl.op.ready(sl.op.user, sl.op.arg)) return false;
     for (std::size_t i = 0; i < sl.wait_count; ++i) {
       const wait_record& w = sl.waits[i];
       if (w.pending && !w.semaphore->sent(w.value)) return false;
