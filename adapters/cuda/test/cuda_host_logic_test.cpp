@@ -1341,3 +1341,35 @@ TEST_CASE("cuda interop: an external wait is held until its value is sent, so a 
   REQUIRE(f.finish());
   CHECK(f.log() == std::vector<int>{2, 1});
 }
+
+TEST_CASE("cuda fake driver: a destroyed stream keeps its queued commands and runs them",
+          "[cuda][fake][issue33]") {
+  // The adapter's teardown depends on CUDA's rule (cudaStreamDestroy
+  // neither drains nor cancels): pin it, so a fake that drops them fails.
+  causal_cuda_test::fake_device dev;
+  const causal::cuda::driver_table& t = causal_cuda_test::fake_device::table();
+  causal::cuda::api::stream_t s{};
+  REQUIRE(t.stream_create(&s) == 0);
+  bool ran = false;
+  dev.enqueue_work(s, [&] { ran = true; });
+  REQUIRE(t.stream_destroy(s) == 0);
+  CHECK(dev.pending_everywhere() == 1);
+  CHECK_FALSE(ran);
+  dev.run();
+  CHECK(ran);
+  CHECK(dev.pending_everywhere() == 0);
+}
+
+TEST_CASE("cuda fake driver: a sticky error is answered by destroy and free too",
+          "[cuda][fake][issue33]") {
+  causal_cuda_test::fake_device dev;
+  const causal::cuda::driver_table& t = causal_cuda_test::fake_device::table();
+  causal::cuda::api::stream_t s{};
+  REQUIRE(t.stream_create(&s) == 0);
+  void* h = nullptr;
+  REQUIRE(t.host_alloc_mapped(&h, 64) == 0);
+  dev.make_sticky(700);
+  CHECK(t.stream_destroy(s) == 700);
+  CHECK(t.host_free(h) == 700);
+  CHECK_FALSE(dev.live(h));
+}

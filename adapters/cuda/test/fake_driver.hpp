@@ -28,8 +28,9 @@
 //   - streams and events belong to the calling thread's current device
 //     (set_device / get_device are per thread, as in CUDA);
 //   - errors can be sticky (make_sticky): every later call fails with the
-//     same status, synchronize included, and nothing runs any more, as
-//     after a device fault;
+//     same status, synchronize, destroy and free included (their handles
+//     are released all the same), and nothing runs any more, as after a
+//     device fault;
 //   - host functions run on a separate callback thread (the stream waits
 //     for each to return, run() too), and a runtime call from one is
 //     counted (runtime_calls_from_host_functions());
@@ -305,10 +306,12 @@ class fake_device {
         return 0;
       };
       d.stream_destroy = [](api::stream_t s) noexcept {
-        // Returns at once; queued commands still run (CUDA's rule).
-        (void)self().enter("stream_destroy");
+        // Returns at once; queued commands still run (CUDA's rule). A
+        // faulted context answers its sticky error (the handle is gone
+        // either way).
+        const bool failing = self().enter("stream_destroy");
         as_stream(s)->destroyed = true;
-        return 0;
+        return failing ? self().code_or(fake_error) : 0;
       };
       d.stream_synchronize = [](api::stream_t s) noexcept {
         if (self().enter("stream_synchronize")) return self().code_or(fake_error);
@@ -403,9 +406,9 @@ class fake_device {
         return 0;
       };
       d.host_free = [](void* h) noexcept {
-        (void)self().enter("host_free");
-        self().release_block(h);
-        return 0;
+        const bool failing = self().enter("host_free");
+        self().release_block(h);  // freed either way: nothing may touch it after
+        return failing ? self().code_or(fake_error) : 0;
       };
       d.host_device_pointer = [](void** dev, void* h) noexcept {
         *dev = h;  // one address space, as with UVA
