@@ -18,6 +18,7 @@
 #include "vk_fixture.hpp"
 
 #include "catch.hpp"
+#include "eventually.hpp"
 #include "string_makers.hpp"
 
 #include <algorithm>
@@ -25,6 +26,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <future>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -685,6 +688,46 @@ TEST_CASE("vulkan: a queue whose sent batch waits for an external value that nev
   REQUIRE(out.wait_for(1, std::chrono::seconds(20)));
   REQUIRE(f.finish());
   CHECK(f.log() == std::vector<int>{1});
+}
+
+TEST_CASE("vulkan: destroying a queue never waits for another queue's batch on the shared vk::Queue",
+          "[vulkan][teardown]") {
+  vk_submit2_polled f;
+  auto& gate = f.make_semaphore();
+  gate.mark_external();  // the batch below is sent and waits on the device
+  auto& out = f.make_semaphore();
+  causal::axis_allocator axes;  // the fixture makes no queue here: no clash
+  causal::vulkan::queue waiting(f.device(), f.hardware(), axes.allocate(0, causal::domain::queue).value());
+  std::optional<causal::vulkan::queue> idle;
+  idle.emplace(f.device(), f.hardware(), axes.allocate(0, causal::domain::queue).value());
+  REQUIRE(idle->submit({}, {}, f.op(1)));
+  REQUIRE(idle->wait_idle(clock_type::now() + std::chrono::seconds(20)));
+  REQUIRE(waiting.submit({{&gate, 1}}, {{&out, 1}}, f.op(2)));
+  CHECK(waiting.held_count() == 0);
+  // The idle queue goes while the other's batch waits for a value that
+  // comes only after the destructor returned (an idle of the shared
+  // vk::Queue would wait for it: the bound below only ends a failing run).
+  std::promise<void> destroyed;
+  std::future<void> destroyed_future = destroyed.get_future();
+  std::thread destroyer([&] {
+    idle.reset();
+    destroyed.set_value();
+  });
+  const bool returned =
+      destroyed_future.wait_for(std::chrono::seconds(60)) == std::future_status::ready;
+  CHECK(returned);
+  // Its timeline and command pool wait in the device behind a fence that
+  // follows the other queue's batch.
+  CHECK(f.device().retired_count() == 1);
+  f.external_signal(gate, 1);
+  destroyer.join();
+  REQUIRE(out.wait_for(1, std::chrono::seconds(20)));
+  REQUIRE(f.finish());
+  CHECK(causal::test::eventually([&] {
+    (void)f.device().poll();
+    return f.device().retired_count() == 0;
+  }));
+  CHECK(f.log() == std::vector<int>{1, 2});
 }
 
 TEST_CASE("vulkan: causal queues on two vk::Queues of one family order through timeline waits",

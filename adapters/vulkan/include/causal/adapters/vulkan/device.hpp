@@ -27,7 +27,11 @@
 // (signals and waits past it are refused) and its queue family count. It
 // also keeps the timeline and command pool of a queue destroyed with
 // batches still pending past its teardown deadline (abandon()) and
-// releases them in its destructor.
+// releases them in its destructor, and those of every other destroyed
+// queue until the driver is provably done with them (retire(): a fence
+// behind the queue's last batch on its vk::Queue, checked without
+// blocking by poll() and by later retirements), so that destroying a queue
+// never waits for other queues' work on a shared vk::Queue.
 // Completion is driven either by calling `poll()` (from any thread) or by
 // `start_waiter()`, a thread that, while work is in flight, blocks in
 // vkWaitSemaphores on the lowest unreached value of one member at a time
@@ -107,6 +111,10 @@ struct dispatch {
   PFN_vkSignalSemaphore signal_semaphore = nullptr;
   PFN_vkCreateSemaphore create_semaphore = nullptr;
   PFN_vkDestroySemaphore destroy_semaphore = nullptr;
+  PFN_vkCreateFence create_fence = nullptr;
+  PFN_vkDestroyFence destroy_fence = nullptr;
+  PFN_vkGetFenceStatus get_fence_status = nullptr;
+  PFN_vkWaitForFences wait_for_fences = nullptr;
   PFN_vkGetSemaphoreFdKHR get_semaphore_fd = nullptr;        ///< optional
   PFN_vkImportSemaphoreFdKHR import_semaphore_fd = nullptr;  ///< optional
   PFN_vkCreateCommandPool create_command_pool = nullptr;
@@ -271,7 +279,10 @@ class device {
   /// destroyed with work still pending (see abandon()): those whose
   /// timeline has reached the last value sent are destroyed, the others
   /// are leaked, since destroying objects pending work uses is undefined
-  /// behaviour. Idle the VkDevice first (vkDeviceWaitIdle) when that work
+  /// behaviour. Objects of queues retired normally (retire()) are destroyed
+  /// once their fence signals, waited for at most
+  /// device_options::queue_teardown_timeout in all; past it they are
+  /// leaked too. Idle the VkDevice first (vkDeviceWaitIdle) when that work
   /// can still finish. Precondition: every semaphore, queue and buffer pool
   /// made on this device is gone.
   ~device() {
@@ -288,6 +299,18 @@ class device {
                    queues, semaphores);
       std::fflush(stderr);
       std::abort();
+    }
+    if (!retired_.empty()) {
+      // Every queue is gone: what these fences wait behind is work nobody
+      // can add to any more. Bounded, like a queue's own teardown.
+      const auto deadline = std::chrono::steady_clock::now() + options_.queue_teardown_timeout;
+      for (const retired& r : retired_) {
+        const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+            deadline - std::chrono::steady_clock::now());
+        const auto timeout = static_cast<std::uint64_t>(left.count() > 0 ? left.count() : 0);
+        (void)fn_.wait_for_fences(vk_device(), 1, &r.fence, VK_TRUE, timeout);
+      }
+      reap_retired();  // what is still pending stays: leaked, never destroyed under work
     }
     for (const abandoned& a : abandoned_) {
       std::uint64_t reached = 0;
@@ -390,6 +413,11 @@ class device {
       }
     }
     if (moved) kick_all();
+    // relaxed: a stale zero only leaves retired objects for the next poll.
+    if (retired_count_.load(std::memory_order_relaxed) != 0) {
+      std::lock_guard lock(members_mutex_);
+      reap_retired();
+    }
     if (auto e = lost(); e) return *e;
     return status{};
   }
@@ -529,6 +557,62 @@ class device {
     return abandoned_.size();
   }
 
+  /// Takes over the epoch timeline and command pool of a queue whose own
+  /// batches have all completed (its teardown): the driver may still be
+  /// finishing with them (a timeline's value is visible before the driver
+  /// lets go of the object), so they are destroyed only once a fence
+  /// submitted behind them on `hw` signals. Nothing here waits: the fence
+  /// is checked by poll(), by later retirements and by the destructor, so
+  /// a queue's teardown never waits for other queues' work on a shared
+  /// vk::Queue (which may wait for a value that comes late or never).
+  /// Returns false, taking nothing, when the fence cannot be made or
+  /// submitted (the device is lost, or out of memory): the caller then
+  /// destroys them itself (after a loss nothing runs any more) or idles.
+  bool retire(VkSemaphore timeline, VkCommandPool command_pool, hardware_queue& hw) noexcept {
+    const VkFenceCreateInfo info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, nullptr, 0};
+    VkFence fence = VK_NULL_HANDLE;
+    if (fn_.create_fence(vk_device(), &info, nullptr, &fence) != VK_SUCCESS) return false;
+    VkResult r;
+    {
+      // No batches, only the fence: it signals once everything submitted to
+      // this vk::Queue before it has completed. (The submit lock is never
+      // held with the member lock: a submitter takes them one at a time.)
+      std::lock_guard submit(hw.submit_mutex());
+      r = fn_.queue_submit(static_cast<VkQueue>(hw.handle()), 0, nullptr, fence);
+    }
+    if (r != VK_SUCCESS) {
+      if (r == VK_ERROR_DEVICE_LOST) lose(error{errc::device_lost, "vkQueueSubmit (queue retirement)"});
+      fn_.destroy_fence(vk_device(), fence, nullptr);
+      return false;
+    }
+    std::lock_guard lock(members_mutex_);
+    try {
+      retired_.push_back(retired{timeline, command_pool, fence});
+    } catch (...) {
+      // Out of memory with the fence already submitted: wait for it here,
+      // bounded; past the bound the objects are leaked, never destroyed
+      // under work.
+      const auto bound = std::chrono::duration_cast<std::chrono::nanoseconds>(
+          options_.queue_teardown_timeout);
+      if (fn_.wait_for_fences(vk_device(), 1, &fence, VK_TRUE, static_cast<std::uint64_t>(bound.count())) ==
+          VK_SUCCESS) {
+        fn_.destroy_semaphore(vk_device(), timeline, nullptr);
+        if (command_pool != VK_NULL_HANDLE) fn_.destroy_command_pool(vk_device(), command_pool, nullptr);
+        fn_.destroy_fence(vk_device(), fence, nullptr);
+      }
+      return true;
+    }
+    retired_count_.store(retired_.size(), std::memory_order_relaxed);
+    reap_retired();
+    return true;
+  }
+
+  /// Objects taken over by retire() whose fence has not been seen signalled.
+  [[nodiscard]] std::size_t retired_count() const noexcept {
+    std::lock_guard lock(members_mutex_);
+    return retired_.size();
+  }
+
   /// Tells the waiter thread (if running) that new work was submitted that
   /// its current wait set may not cover.
   void notify_submitted() noexcept {
@@ -574,6 +658,10 @@ class device {
     dload(fn_.signal_semaphore, "vkSignalSemaphore", "vkSignalSemaphoreKHR");
     dload(fn_.create_semaphore, "vkCreateSemaphore");
     dload(fn_.destroy_semaphore, "vkDestroySemaphore");
+    dload(fn_.create_fence, "vkCreateFence");
+    dload(fn_.destroy_fence, "vkDestroyFence");
+    dload(fn_.get_fence_status, "vkGetFenceStatus");
+    dload(fn_.wait_for_fences, "vkWaitForFences");
     if (options_.external_semaphore_fd) {
       dload(fn_.get_semaphore_fd, "vkGetSemaphoreFdKHR", nullptr, false);
       dload(fn_.import_semaphore_fd, "vkImportSemaphoreFdKHR", nullptr, false);
@@ -748,6 +836,30 @@ class device {
 
   // Lock order: wait_mutex_ -> members_mutex_. Queue locks
   // are only try-locked under members_mutex_ (kick).
+  /// With members_mutex_ held (or in the destructor): destroys the retired
+  /// objects whose fence has signalled; never blocks or allocates.
+  void reap_retired() noexcept {
+    std::size_t kept = 0;
+    for (const retired& r : retired_) {
+      if (fn_.get_fence_status(vk_device(), r.fence) != VK_SUCCESS) {
+        retired_[kept++] = r;  // not signalled (or the device is lost): keep
+        continue;
+      }
+      fn_.destroy_semaphore(vk_device(), r.timeline, nullptr);
+      if (r.command_pool != VK_NULL_HANDLE) fn_.destroy_command_pool(vk_device(), r.command_pool, nullptr);
+      fn_.destroy_fence(vk_device(), r.fence, nullptr);
+    }
+    retired_.resize(kept);
+    retired_count_.store(kept, std::memory_order_relaxed);
+  }
+
+  /// A destroyed queue's objects, kept until the fence behind them signals.
+  struct retired {
+    VkSemaphore timeline;
+    VkCommandPool command_pool;
+    VkFence fence;
+  };
+
   /// A destroyed queue's objects that pending device work may still use.
   struct abandoned {
     VkSemaphore timeline;
@@ -758,6 +870,8 @@ class device {
   mutable std::recursive_mutex members_mutex_;
   detail::member_list members_;
   std::vector<abandoned> abandoned_;
+  std::vector<retired> retired_;
+  std::atomic<std::size_t> retired_count_{0};
   std::vector<std::unique_ptr<hardware_queue>> hardware_queues_;
 
   std::mutex waiter_control_;

@@ -83,10 +83,10 @@
 //                before (the tables double and are kept); it takes the
 //                queue's mutex, the semaphores' locks, and the vk::Queue's
 //                submit mutex around the driver call. The destructor drops
-//                held batches and waits for the sent ones (unless the
+//                held batches and waits for its own sent ones (unless the
 //                device is lost), at most queue_teardown_timeout (then it
 //                fails the queue with `timeout` and leaves them pending;
-//                see ~queue).
+//                see ~queue); it never waits for other queues' batches.
 // Size:          sizeof(basic_queue<frontier, backend>) (~6 KiB) plus the
 //                backend: (inline_held + 1) batches of ~1.6 KiB, and more
 //                on the heap once more batches were held at once.
@@ -372,6 +372,26 @@ class backend {
     const VkSemaphore handle = timeline_.release_handle();
     if (handle == VK_NULL_HANDLE) return;
     device_->abandon(handle, sent_epoch(), std::exchange(pool_, VK_NULL_HANDLE));
+  }
+
+  /// Queue teardown once the batches it sent have completed: hands the
+  /// epoch timeline and the barrier's command pool to the device
+  /// (device::retire), which destroys them once a fence behind them on
+  /// the vk::Queue signals -- without waiting for other queues' work on a
+  /// shared vk::Queue. Should the device not take them (no fence: out of
+  /// memory, or the device was lost meanwhile), idles the vk::Queue (a
+  /// lost device needs nothing) and destroys them here.
+  void retire() noexcept {
+    const VkSemaphore handle = timeline_.release_handle();
+    if (handle == VK_NULL_HANDLE) return;
+    const VkCommandPool pool = std::exchange(pool_, VK_NULL_HANDLE);
+    if (device_->retire(handle, pool, *hw_)) return;
+    if (!device_->lost()) {
+      std::lock_guard lock(hw_->submit_mutex());
+      (void)device_->fn().queue_wait_idle(static_cast<VkQueue>(hw_->handle()));
+    }
+    device_->fn().destroy_semaphore(device_->vk_device(), handle, nullptr);
+    if (pool != VK_NULL_HANDLE) device_->fn().destroy_command_pool(device_->vk_device(), pool, nullptr);
   }
 
   /// Drops every held batch with `e` at once, without waiting for its
@@ -720,9 +740,11 @@ class queue {
   queue& operator=(const queue&) = delete;
 
   /// Drops held batches (their signals fail with `cancelled`), waits for
-  /// everything sent and idles the vk::Queue (skipped once the device is
-  /// lost), unregisters, and retires the axis in the tracker. Destroy
-  /// semaphores a queue signals after the queue.
+  /// its own batches sent (skipped once the device is lost), unregisters,
+  /// hands its epoch timeline and command pool to the device (retired once
+  /// a fence behind them signals: device::retire; it never waits for other
+  /// queues' work on a shared vk::Queue), and retires the axis in the
+  /// tracker. Destroy semaphores a queue signals after the queue.
   ///
   /// The wait for sent batches is bounded by
   /// device_options::queue_teardown_timeout (a batch may wait for an
@@ -757,19 +779,21 @@ class queue {
                  "vulkan::queue destroyed with batches still pending on the device past "
                  "queue_teardown_timeout (they stay pending)",
                  core_.completed_epoch()});
-    } else if (!device_->lost()) {
-      // The epoch timeline reaching its last value does not mean the driver
-      // is done touching the batch's objects (lavapipe's queue thread may
-      // still be finishing the signal): idle the vk::Queue before the
-      // timeline and the barrier's command pool are destroyed.
-      hardware_queue& hw = core_.backend().hardware();
-      std::lock_guard lock(hw.submit_mutex());
-      (void)device_->fn().queue_wait_idle(static_cast<VkQueue>(hw.handle()));
     }
     if (!pending_on_device) (void)poll();
     device_->detach(member_);
     // After detach: the waiter thread no longer reads the timeline's handle.
-    if (pending_on_device) core_.backend().abandon();
+    // The epoch timeline reaching its last value does not mean the driver
+    // is done touching the batch's objects (lavapipe's queue thread may
+    // still be finishing the signal), so they go to the device, which
+    // destroys them once a fence behind them signals (retire) -- not a
+    // vkQueueWaitIdle, which on a shared vk::Queue would wait for other
+    // queues' work, perhaps forever, and block their submitters meanwhile.
+    if (pending_on_device) {
+      core_.backend().abandon();
+    } else if (!device_->lost()) {
+      core_.backend().retire();
+    }
     core_.backend().hardware().remove_user();
     if (tracked_) (void)device_->tracker()->retire_axis(core_.axis());
     std::lock_guard lock(mutex_);
