@@ -140,9 +140,13 @@ int main() {
       (void)reducer.poll();
     }
     // [/snippet]
-    (void)producer.synchronize();
-    (void)transformer.synchronize();
-    if (!reducer.synchronize() || !reduced.try_wait(rounds)) {
+    for (causal::cuda::stream_queue* q : {&producer, &transformer, &reducer}) {
+      if (const causal::status drained = q->synchronize(); !drained) {
+        std::fprintf(stderr, "synchronize failed: %s\n", drained.error_value().message().data());
+        return 1;
+      }
+    }
+    if (!reduced.try_wait(rounds)) {
       std::fprintf(stderr, "pipeline did not finish\n");
       return 1;
     }
@@ -166,9 +170,10 @@ int main() {
       ++failures;
     }
   }
-  (void)cudaFree(b.x);
-  (void)cudaFree(b.y);
-  (void)cudaFree(b.sums);
+  if (cudaFree(b.x) != cudaSuccess || cudaFree(b.y) != cudaSuccess || cudaFree(b.sums) != cudaSuccess) {
+    std::fprintf(stderr, "cudaFree failed\n");
+    return 1;
+  }
   if (failures != 0) return 1;
   std::printf("all %d rounds checked\n", rounds);
   return 0;
