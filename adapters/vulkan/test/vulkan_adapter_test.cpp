@@ -669,7 +669,8 @@ TEST_CASE("vulkan: a queue whose sent batch waits for an external value that nev
         o.queue_teardown_timeout = std::chrono::milliseconds(200);
       });
   auto& gate = f.make_semaphore();
-  gate.mark_external();  // its values come from outside: the batch is sent, not held
+  gate.mark_external();  // its values come from outside
+  REQUIRE(gate.mark_sent(1));  // the producer submitted it: the batch is sent, not held
   auto& out = f.make_semaphore();
   causal::axis_allocator axes;  // the fixture makes no queue here: no clash
   const causal::axis a = axes.allocate(0, causal::domain::queue).value();
@@ -694,7 +695,8 @@ TEST_CASE("vulkan: destroying a queue never waits for another queue's batch on t
           "[vulkan][teardown]") {
   vk_submit2_polled f;
   auto& gate = f.make_semaphore();
-  gate.mark_external();  // the batch below is sent and waits on the device
+  gate.mark_external();
+  REQUIRE(gate.mark_sent(1));  // the batch below is sent and waits on the device
   auto& out = f.make_semaphore();
   causal::axis_allocator axes;  // the fixture makes no queue here: no clash
   causal::vulkan::queue waiting(f.device(), f.hardware(), axes.allocate(0, causal::domain::queue).value());
@@ -864,7 +866,8 @@ TEST_CASE("vulkan: a pool range reused while earlier device work may still use i
   vk_submit2_polled f;
   auto& q = f.make_queue();
   auto& gate = f.make_semaphore();
-  gate.mark_external();  // the batch below is sent and waits on the device
+  gate.mark_external();
+  REQUIRE(gate.mark_sent(1));  // the batch below is sent and waits on the device
   constexpr vk::DeviceSize size = 1024;
   causal::vulkan::buffer_pool pool(f.device(), size, vk::BufferUsageFlagBits::eTransferDst);
   REQUIRE(pool.setup_status());
@@ -899,7 +902,8 @@ TEST_CASE("vulkan: a range proven by knowledge a fence taught is not host-ready 
   auto& q1 = f.make_queue();
   auto& q2 = f.make_queue();
   auto& gate = f.make_semaphore();
-  gate.mark_external();  // q1's batch is sent and waits on the device
+  gate.mark_external();
+  REQUIRE(gate.mark_sent(1));  // q1's batch is sent and waits on the device
   constexpr vk::DeviceSize size = 1024;
   causal::vulkan::buffer_pool pool(f.device(), size, vk::BufferUsageFlagBits::eTransferDst);
   REQUIRE(pool.setup_status());
@@ -1004,6 +1008,35 @@ TEST_CASE("vulkan: the pool's arena is shared CONCURRENT by the queue families i
     CHECK(pool.setup_status().code() == causal::errc::invalid_argument);
   }
   f.device().fn().create_buffer = sharing::real_create_buffer;
+}
+
+TEST_CASE("vulkan: a wait on an external value is held until the value is reached or its signal "
+          "is marked sent, so it never blocks the shared vk::Queue",
+          "[vulkan][external]") {
+  vk_submit2_polled f;
+  auto& first = f.make_queue();
+  auto& second = f.make_queue();  // the same vk::Queue
+  auto& imported = f.make_semaphore();
+  imported.mark_external();
+  auto& done = f.make_semaphore();
+  REQUIRE(first.submit({{&imported, 1}}, {}, f.op(1)));
+  CHECK(first.held_count() == 1);  // nobody said the producer's signal is in
+  // Unrelated work on the same vk::Queue runs meanwhile; sent ahead, the
+  // wait would block it until the external value arrived.
+  REQUIRE(second.submit({}, {{&done, 1}}, f.op(2)));
+  REQUIRE(done.wait_for(1, std::chrono::seconds(20)));
+  CHECK(first.held_count() == 1);
+  // The producer says its signal of 2 is submitted: the wait for 1 goes.
+  CHECK(done.mark_sent(1).code() == causal::errc::failed_precondition);  // not external
+  REQUIRE(imported.mark_sent(2));
+  CHECK(first.held_count() == 0);
+  f.external_signal(imported, 2);
+  REQUIRE(f.finish());
+  // A value already reached needs no word from the producer.
+  REQUIRE(first.submit({{&imported, 2}}, {}, f.op(3)));
+  CHECK(first.held_count() == 0);
+  REQUIRE(f.finish());
+  CHECK(f.log() == std::vector<int>{2, 1, 3});
 }
 
 TEST_CASE("vulkan: external semaphores are tainted; fd export and import need the extension",

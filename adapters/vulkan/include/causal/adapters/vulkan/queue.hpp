@@ -31,8 +31,12 @@
 // device waits (tier 2, counted in device_waits); the backend then *holds*
 // the batch on the host until every value it waits for has had its signal
 // sent to the driver (`semaphore::sent_value`, which a host signal also
-// raises), or was reached, or belongs to an external semaphore (whose
-// signals never come through our queues). Later batches of the same queue
+// raises), or was reached. External semaphores too: their signals never
+// come through our queues, so the batch waits until a poll sees the value
+// reached or the program says the producer's signal is submitted
+// (`semaphore::mark_sent`); sent earlier, such a wait would block every
+// later batch on a shared vk::Queue, and a chain through another API back
+// to this one could deadlock. Later batches of the same queue
 // are held behind it (FIFO). A held batch is retried whenever a queue of
 // the device sends signals, a host signal lands, a semaphore fails or a poll
 // sees a value move (`device::kick_all`). A held batch keeps pointers to
@@ -479,7 +483,7 @@ class backend {
     for (std::size_t i = 0; i < b.wait_count; ++i) {
       const semaphore_type& s = *b.wait_sems[i];
       const std::uint64_t v = b.wait_values[i];
-      if (s.sent_value() < v && s.value() < v && !s.external()) return false;
+      if (s.sent_value() < v && s.value() < v) return false;
     }
     return true;
   }

@@ -21,6 +21,9 @@
 // A semaphore exported or imported as an fd (VK_KHR_external_semaphore_fd),
 // or marked with mark_external(), is *external*: others may advance it, so
 // the waiter thread polls it on a timer; values it did not issue are tainted.
+// A queue sends a wait on an external value only once the value is reached
+// on the host or the producer's signal is known to be submitted
+// (mark_sent), as for any other wait (queue.hpp, "Held batches").
 //
 // Signals of one batch are reached in issue order. (axis, e) claims that
 // operation e has completed with every signal of it reached
@@ -375,6 +378,30 @@ class semaphore : private causal::semaphore {
   void mark_external() noexcept {
     external_.store(true, std::memory_order_release);
     member_.polled_blindly.store(true, std::memory_order_relaxed);
+  }
+
+  /// Says that a signal of `v` has been submitted outside this device's
+  /// causal queues -- by the external producer (a CUDA stream's
+  /// cudaSignalExternalSemaphoresAsync, another process, a raw
+  /// vkQueueSubmit) -- so batches waiting for `v` may now go to the driver.
+  /// Until then, or until a poll sees `v` reached, a queue holds them on
+  /// the host as it holds a wait whose signal one of its own queues has
+  /// not sent yet: a wait sent ahead of its signal on a shared vk::Queue
+  /// (or a chain through another API that comes back to this one) can
+  /// block unrelated work or deadlock. Call it after the producer's
+  /// submit, never before. Retries held batches. Error: the semaphore is
+  /// not external (`failed_precondition`: its signals come through this
+  /// device's queues, which say so themselves).
+  status mark_sent(std::uint64_t v) noexcept {
+    if (!external()) {
+      return error{errc::failed_precondition,
+                   "vulkan::semaphore::mark_sent: not an external semaphore (mark_external, export_fd "
+                   "or import_fd first)",
+                   v};
+    }
+    note_sent(v);
+    device_->kick_all();
+    return status{};
   }
 
   /// Exports the payload as an opaque fd (the caller owns it) and marks the
