@@ -960,6 +960,147 @@ VKAPI_ATTR VkResult VKAPI_CALL create_buffer(VkDevice d, const VkBufferCreateInf
 
 }  // namespace sharing
 
+namespace noncoherent {
+
+/// The real entry points, and what the pool asked of the wrapped ones
+/// (the memory is reported without HOST_COHERENT; lavapipe's is coherent,
+/// so the real flush/invalidate calls are valid and change nothing).
+inline PFN_vkGetPhysicalDeviceMemoryProperties real_properties = nullptr;
+inline PFN_vkFlushMappedMemoryRanges real_flush = nullptr;
+inline PFN_vkInvalidateMappedMemoryRanges real_invalidate = nullptr;
+inline std::vector<VkMappedMemoryRange> flushed;
+inline std::vector<VkMappedMemoryRange> invalidated;
+
+VKAPI_ATTR void VKAPI_CALL properties(VkPhysicalDevice p, VkPhysicalDeviceMemoryProperties* out) {
+  real_properties(p, out);
+  for (std::uint32_t i = 0; i < out->memoryTypeCount; ++i) {
+    out->memoryTypes[i].propertyFlags &= ~static_cast<VkMemoryPropertyFlags>(VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+  }
+}
+VKAPI_ATTR VkResult VKAPI_CALL flush(VkDevice d, std::uint32_t n, const VkMappedMemoryRange* r) {
+  flushed.insert(flushed.end(), r, r + n);
+  return real_flush(d, n, r);
+}
+VKAPI_ATTR VkResult VKAPI_CALL invalidate(VkDevice d, std::uint32_t n, const VkMappedMemoryRange* r) {
+  invalidated.insert(invalidated.end(), r, r + n);
+  return real_invalidate(d, n, r);
+}
+
+}  // namespace noncoherent
+
+TEST_CASE("vulkan: on memory that is not host-coherent the pool flushes host writes and "
+          "invalidates before host reads",
+          "[vulkan][pool]") {
+  vk_submit2_polled f;
+  auto& q = f.make_queue();
+  auto& fn = f.device().fn();
+  noncoherent::real_properties = fn.get_physical_device_memory_properties;
+  noncoherent::real_flush = fn.flush_mapped_memory_ranges;
+  noncoherent::real_invalidate = fn.invalidate_mapped_memory_ranges;
+  noncoherent::flushed.clear();
+  noncoherent::invalidated.clear();
+  fn.get_physical_device_memory_properties = &noncoherent::properties;
+  fn.flush_mapped_memory_ranges = &noncoherent::flush;
+  fn.invalidate_mapped_memory_ranges = &noncoherent::invalidate;
+  {
+    constexpr vk::DeviceSize size = 1000;  // not a multiple of any atom: the last range runs to the end
+    causal::vulkan::buffer_pool pool(f.device(), size, vk::BufferUsageFlagBits::eTransferDst,
+                                     vk::MemoryPropertyFlagBits::eHostVisible);
+    REQUIRE(pool.setup_status());
+    CHECK_FALSE(pool.host_coherent());
+    auto b = pool.stream_alloca(q, 256);
+    REQUIRE(b);
+    REQUIRE(b->mapped != nullptr);
+    std::memset(b->mapped, 0x11, 256);
+    REQUIRE(pool.flush_host_writes(*b));
+    REQUIRE(noncoherent::flushed.size() == 1);
+    CHECK(noncoherent::flushed[0].offset == b->offset);
+    CHECK(noncoherent::flushed[0].size == b->size);
+    REQUIRE(q.submit({}, {}, {fill(f.commands(), b->handle, b->offset, b->size, 0x5a)}));
+    auto back = pool.host_access(q, *b, clock_type::now() + std::chrono::seconds(20));
+    REQUIRE(back);
+    REQUIRE(noncoherent::invalidated.size() == 1);
+    CHECK(noncoherent::invalidated[0].offset == b->offset);
+    CHECK(static_cast<const std::uint32_t*>(*back)[0] == 0x5a);
+    REQUIRE(f.finish());
+    REQUIRE(pool.stream_dealloca(q, *b));
+    // The rest of the arena in small ranges, the last of which ends with
+    // the allocation: every flushed range must be one Vulkan accepts (a
+    // multiple of nonCoherentAtomSize, or running to the end; the
+    // validation layer checks), starting at its range.
+    std::vector<causal::vulkan::buffer> rest;
+    while (rest.size() < 64) {
+      auto r = pool.stream_alloca(q, 1);
+      if (!r) break;
+      const std::size_t before = noncoherent::flushed.size();
+      REQUIRE(pool.flush_host_writes(*r));
+      REQUIRE(noncoherent::flushed.size() == before + 1);
+      CHECK(noncoherent::flushed.back().offset == r->offset);
+      rest.push_back(*r);
+    }
+    CHECK(rest.size() > 1);
+    for (const auto& r : rest) REQUIRE(pool.stream_dealloca(q, r));
+  }
+  fn.get_physical_device_memory_properties = noncoherent::real_properties;
+  fn.flush_mapped_memory_ranges = noncoherent::real_flush;
+  fn.invalidate_mapped_memory_ranges = noncoherent::real_invalidate;
+  // Coherent memory needs neither.
+  noncoherent::flushed.clear();
+  noncoherent::invalidated.clear();
+  causal::vulkan::buffer_pool coherent(f.device(), 1024, vk::BufferUsageFlagBits::eTransferDst);
+  REQUIRE(coherent.setup_status());
+  CHECK(coherent.host_coherent());
+  auto c = coherent.stream_alloca(q, 64);
+  REQUIRE(c);
+  REQUIRE(coherent.flush_host_writes(*c));
+  CHECK(noncoherent::flushed.empty());
+  REQUIRE(coherent.stream_dealloca(q, *c));
+}
+
+namespace trailing {
+
+inline PFN_vkQueueSubmit2 real_submit2 = nullptr;
+inline std::vector<std::vector<VkCommandBuffer>> batches;
+
+VKAPI_ATTR VkResult VKAPI_CALL submit2(VkQueue queue, std::uint32_t n, const VkSubmitInfo2* infos, VkFence fence) {
+  for (std::uint32_t i = 0; i < n; ++i) {
+    std::vector<VkCommandBuffer> buffers;
+    for (std::uint32_t k = 0; k < infos[i].commandBufferInfoCount; ++k) {
+      buffers.push_back(infos[i].pCommandBufferInfos[k].commandBuffer);
+    }
+    batches.push_back(buffers);
+  }
+  return real_submit2(queue, n, infos, fence);
+}
+
+}  // namespace trailing
+
+TEST_CASE("vulkan: every batch ends with the barrier that makes its writes visible to the host",
+          "[vulkan][pool]") {
+  vk_submit2_polled f;
+  if (!f.device().uses_submit2()) {
+    WARN("the device submits with vkQueueSubmit here: the submit2 batches cannot be inspected");
+    return;
+  }
+  auto& q = f.make_queue();
+  auto& fn = f.device().fn();
+  trailing::real_submit2 = fn.queue_submit2;
+  trailing::batches.clear();
+  fn.queue_submit2 = &trailing::submit2;
+  const vk::CommandBuffer op = f.op(1).data()[0];
+  REQUIRE(q.submit({}, {}, causal::vulkan::command_list{op}));
+  REQUIRE(q.submit({}, {}, causal::vulkan::command_list{}));
+  REQUIRE(f.finish());
+  fn.queue_submit2 = trailing::real_submit2;
+  REQUIRE(trailing::batches.size() == 2);
+  const std::vector<VkCommandBuffer>& first = trailing::batches[0];
+  REQUIRE(first.size() == 3);
+  CHECK(first[1] == static_cast<VkCommandBuffer>(op));
+  CHECK(first.front() == first.back());  // the queue's barrier, leading and trailing
+  CHECK(trailing::batches[1].size() == 2);
+  CHECK(trailing::batches[1].front() == first.front());
+}
+
 TEST_CASE("vulkan: the pool's arena is shared CONCURRENT by the queue families it serves",
           "[vulkan][pool][sharing]") {
   const altered_device::scope altered(false, 0);

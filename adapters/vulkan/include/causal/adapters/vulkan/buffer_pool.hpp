@@ -11,7 +11,12 @@
 // host-visible memory, its mapped pointer when the host may touch the range
 // at once (fresh, or reused after the device completed its earlier uses);
 // otherwise host_access(q, b) waits on the queue's epoch timeline until the
-// earlier uses are done and then hands the pointer out. Which ranges are free, and when
+// earlier uses are done and then hands the pointer out. The queues end
+// every batch with a barrier that makes its writes visible to the host, so
+// a pointer from host_access reads what earlier device work wrote; on
+// memory that is not HOST_COHERENT, host_access also invalidates the range,
+// and flush_host_writes(b) flushes host writes before the device reads
+// them (both no-ops on coherent memory). Which ranges are free, and when
 // a freed range may be reused by which queue, is decided by
 // `causal::basic_block_pool` over the queue cores. The stream-ordered pair
 // has the names it has on the CPU queue, stream_alloca / stream_dealloca
@@ -40,7 +45,9 @@
 // Blocking/allocation: the constructor allocates device memory and creates
 //                the buffer; stream_alloca/stream_dealloca never allocate or block beyond
 //                the two locks; host_access blocks (until its deadline)
-//                while earlier device work may still use the range.
+//                while earlier device work may still use the range;
+//                host_access and flush_host_writes call the driver on
+//                non-coherent memory.
 // Size:          the block pool (~16 KiB for 64 blocks) plus ~100 bytes.
 // Configuration: basic_block_pool<queue::core_type> defaults (64 blocks, 16
 //                timelines); quota, usage, memory properties and the queue
@@ -221,8 +228,29 @@ class buffer_pool {
     if (b.host_ready_epoch != 0) {
       if (status s = q.timeline().wait_until(b.host_ready_epoch, deadline); !s) return s.error_value();
     }
+    // The queue's trailing barrier made the device's writes available to
+    // the host; non-coherent memory also needs the host's view refreshed.
+    if (status s = sync_host_view(b, /*flush=*/false); !s) return s.error_value();
     return host_address(b);
   }
+
+  /// Makes host writes through `b`'s pointer visible to the device: on
+  /// memory that is not HOST_COHERENT, vkFlushMappedMemoryRanges over the
+  /// range (a no-op on coherent memory). Call it after writing and before
+  /// submitting the work that reads the range (the submit then makes the
+  /// writes available to the device). Errors: memory not host-visible
+  /// (`failed_precondition`), a driver error.
+  status flush_host_writes(const buffer& b) noexcept {
+    if (!setup_) return setup_;
+    if (mapped_ == nullptr) {
+      return error{errc::failed_precondition, "flush_host_writes: the pool's memory is not host-visible"};
+    }
+    return sync_host_view(b, /*flush=*/true);
+  }
+
+  /// True when the arena's memory is HOST_COHERENT (host writes and device
+  /// writes need no flush or invalidate to be seen).
+  [[nodiscard]] bool host_coherent() const noexcept { return coherent_; }
 
   /// Frees `b` at `q`'s current position (stream-ordered): reusable once
   /// everything q has submitted is proven done for the reusing queue.
@@ -308,6 +336,8 @@ class buffer_pool {
       setup_ = device_->check(r, "buffer_pool: vkBindBufferMemory failed");
       return 0;
     }
+    memory_size_ = req.size;
+    coherent_ = (mem.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
     if ((mem.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0) {
       if (VkResult r = fn.map_memory(dev, memory_, 0, VK_WHOLE_SIZE, 0, &mapped_); r != VK_SUCCESS) {
         mapped_ = nullptr;
@@ -326,7 +356,27 @@ class buffer_pool {
                            props.limits.nonCoherentAtomSize, VkDeviceSize{16}}) {
       if (a > align) align = a;
     }
+    atom_ = props.limits.nonCoherentAtomSize != 0 ? props.limits.nonCoherentAtomSize : 1;
     return static_cast<std::size_t>(align);
+  }
+
+  /// Flushes (host writes -> device) or invalidates (device writes -> host)
+  /// `b`'s range when the memory is not coherent. Ranges start on a
+  /// multiple of nonCoherentAtomSize (the pool's alignment includes it);
+  /// the size is rounded up to it, or runs to the end of the allocation.
+  status sync_host_view(const buffer& b, bool flush) const noexcept {
+    if (coherent_ || mapped_ == nullptr) return status{};
+    const VkDeviceSize end = (b.offset + b.size + atom_ - 1) / atom_ * atom_;
+    const VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, nullptr, memory_, b.offset,
+                                    end >= memory_size_ ? VK_WHOLE_SIZE : end - b.offset};
+    const dispatch& fn = device_->fn();
+    const VkResult r = flush ? fn.flush_mapped_memory_ranges(device_->vk_device(), 1, &range)
+                             : fn.invalidate_mapped_memory_ranges(device_->vk_device(), 1, &range);
+    if (r != VK_SUCCESS) {
+      return device_->check(r, flush ? "buffer_pool: vkFlushMappedMemoryRanges failed"
+                                     : "buffer_pool: vkInvalidateMappedMemoryRanges failed");
+    }
+    return status{};
   }
 
   [[nodiscard]] void* host_address(const buffer& b) const noexcept {
@@ -340,6 +390,9 @@ class buffer_pool {
   std::uint64_t families_ = 0;  // bit f: queue family f may use the arena
   VkDeviceMemory memory_ = VK_NULL_HANDLE;
   void* mapped_ = nullptr;
+  VkDeviceSize memory_size_ = 0;
+  VkDeviceSize atom_ = 1;  // nonCoherentAtomSize
+  bool coherent_ = true;
   mutable std::mutex mutex_;
   pool_type pool_;
 };

@@ -132,6 +132,8 @@ struct dispatch {
   PFN_vkBindBufferMemory bind_buffer_memory = nullptr;
   PFN_vkMapMemory map_memory = nullptr;
   PFN_vkUnmapMemory unmap_memory = nullptr;
+  PFN_vkFlushMappedMemoryRanges flush_mapped_memory_ranges = nullptr;
+  PFN_vkInvalidateMappedMemoryRanges invalidate_mapped_memory_ranges = nullptr;
   // Instance level, for the physical device.
   PFN_vkGetPhysicalDeviceMemoryProperties get_physical_device_memory_properties = nullptr;
   PFN_vkGetPhysicalDeviceProperties get_physical_device_properties = nullptr;
@@ -146,10 +148,14 @@ struct dispatch {
 struct device_options {
   /// The synchronization2 feature is enabled (VK 1.3 core or the KHR
   /// extension). Vulkan cannot be asked which features a device enabled,
-  /// only which the physical device has: when it lacks synchronization2,
-  /// this claim is ignored (submit_path::automatic falls back to
-  /// vkQueueSubmit; submit_path::submit2 fails setup).
-  bool synchronization2 = true;
+  /// only which the physical device has, so the adapter does not assume
+  /// it: false by default (vkQueueSubmit and vkCmdPipelineBarrier, valid
+  /// on any device with timeline semaphores); vulkan::context's
+  /// options_for_device() sets it when the context enabled the feature.
+  /// When the physical device lacks synchronization2, a true claim is
+  /// ignored (submit_path::automatic falls back to vkQueueSubmit;
+  /// submit_path::submit2 fails setup).
+  bool synchronization2 = false;
   /// VK_KHR_external_semaphore_fd is enabled (export/import by fd).
   bool external_semaphore_fd = false;
   submit_path path = submit_path::automatic;
@@ -681,6 +687,8 @@ class device {
     dload(fn_.bind_buffer_memory, "vkBindBufferMemory");
     dload(fn_.map_memory, "vkMapMemory");
     dload(fn_.unmap_memory, "vkUnmapMemory");
+    dload(fn_.flush_mapped_memory_ranges, "vkFlushMappedMemoryRanges");
+    dload(fn_.invalidate_mapped_memory_ranges, "vkInvalidateMappedMemoryRanges");
     iload(fn_.get_physical_device_memory_properties, "vkGetPhysicalDeviceMemoryProperties");
     iload(fn_.get_physical_device_properties, "vkGetPhysicalDeviceProperties");
     iload(fn_.get_physical_device_queue_family_properties, "vkGetPhysicalDeviceQueueFamilyProperties");

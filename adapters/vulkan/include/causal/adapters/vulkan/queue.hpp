@@ -11,13 +11,20 @@
 //
 //   waits    device waits the core kept (tier 2), plus block-pool fence
 //            waits issued since the last batch; deduplicated per VkSemaphore
-//   buffers  [leading barrier] + the operation's command buffers
+//   buffers  [leading barrier] + the operation's command buffers +
+//            [the same barrier, trailing]
 //   signals  the submission's semaphores + the queue's epoch timeline := e
 //
 // The leading barrier is a pre-recorded command buffer holding one
-// ALL_COMMANDS -> ALL_COMMANDS memory barrier (MEMORY_WRITE -> MEMORY_READ |
-// MEMORY_WRITE). Its first synchronisation scope is everything earlier in
-// submission order on the vk::Queue, earlier batches included. Vulkan orders
+// ALL_COMMANDS -> ALL_COMMANDS | HOST memory barrier (MEMORY_WRITE ->
+// MEMORY_READ | MEMORY_WRITE | HOST_READ | HOST_WRITE). Its first
+// synchronisation scope is everything earlier in submission order on the
+// vk::Queue, earlier batches included. The same command buffer ends the
+// batch too: there it makes the batch's writes available and visible to
+// the host, so that once a host wait sees the batch's signal (or its
+// epoch), host reads of what it wrote -- a buffer_pool's host_access, a
+// readback -- and host writes over it are ordered after it (Vulkan's
+// semaphore wait on the host gives the execution dependency only). Vulkan orders
 // nothing between batches by itself, so this barrier is what gives the core
 // its backend contract — a queue's operations complete in epoch order — and
 // what makes an elided wait safe: the wait was implied by an earlier batch
@@ -594,16 +601,19 @@ class backend {
                                 nullptr,
                                 VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
                                 VK_ACCESS_2_MEMORY_WRITE_BIT,
-                                VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-                                VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT};
+                                VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_2_HOST_BIT,
+                                VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT |
+                                    VK_ACCESS_2_HOST_READ_BIT | VK_ACCESS_2_HOST_WRITE_BIT};
       const VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO, nullptr, 0, 1, &mb, 0, nullptr,
                                  0, nullptr};
       fn.cmd_pipeline_barrier2(barrier_, &dep);
     } else {
       const VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_MEMORY_WRITE_BIT,
-                               VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT};
+                               VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT |
+                                   VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT};
       fn.cmd_pipeline_barrier(barrier_, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-                              VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+                              VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb,
+                              0, nullptr, 0, nullptr);
     }
     if (VkResult r = fn.end_command_buffer(barrier_); r != VK_SUCCESS) {
       return device_->check(r, "vulkan queue: vkEndCommandBuffer failed");
@@ -614,7 +624,7 @@ class backend {
   VkResult submit2(const batch& b) noexcept {
     std::array<VkSemaphoreSubmitInfo, max_waits> waits;
     std::array<VkSemaphoreSubmitInfo, max_signals> signals;
-    std::array<VkCommandBufferSubmitInfo, command_list::capacity + 1> buffers;
+    std::array<VkCommandBufferSubmitInfo, command_list::capacity + 2> buffers;
     for (std::size_t i = 0; i < b.wait_count; ++i) {
       waits[i] = VkSemaphoreSubmitInfo{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, nullptr,
                                        b.wait_handles[i], b.wait_values[i],
@@ -632,6 +642,9 @@ class backend {
       buffers[n++] = VkCommandBufferSubmitInfo{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, nullptr,
                                                b.op.data()[i], 0};
     }
+    // Trailing: the batch's writes made visible to the host.
+    buffers[n++] = VkCommandBufferSubmitInfo{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, nullptr,
+                                             barrier_, 0};
     const VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
                                nullptr,
                                0,
@@ -647,11 +660,12 @@ class backend {
 
   VkResult submit_legacy(const batch& b) noexcept {
     std::array<VkPipelineStageFlags, max_waits> stages;
-    std::array<VkCommandBuffer, command_list::capacity + 1> buffers;
+    std::array<VkCommandBuffer, command_list::capacity + 2> buffers;
     for (std::size_t i = 0; i < b.wait_count; ++i) stages[i] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
     std::uint32_t n = 0;
     buffers[n++] = barrier_;
     for (std::size_t i = 0; i < b.op.size(); ++i) buffers[n++] = b.op.data()[i];
+    buffers[n++] = barrier_;  // trailing: the batch's writes made visible to the host
     const VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
                                                nullptr,
                                                static_cast<std::uint32_t>(b.wait_count),
