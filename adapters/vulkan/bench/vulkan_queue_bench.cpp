@@ -15,8 +15,10 @@
 //   submit/raw_minimal       vkQueueSubmit2: 1 command buffer, signals one
 //                            timeline (what a hand-written app sends)
 //   submit/raw_equivalent    vkQueueSubmit2 carrying exactly what ours
-//                            sends: leading barrier + command buffer,
-//                            signals the timeline and an epoch timeline
+//                            sends: leading barrier + command buffer +
+//                            the barrier again (trailing, host-visible
+//                            writes), signals the timeline and an epoch
+//                            timeline
 //   submit/causal            vulkan::queue::submit, no wait, one signal
 //   submit_wait/raw          vkQueueSubmit2 that also waits on the previous
 //                            value of its own timeline
@@ -200,7 +202,7 @@ void submit_raw_equivalent(benchmark::State& state) {
     const auto t0 = clock_type::now();
     for (int i = 0; i < burst; ++i) {
       ++v;
-      benchmark::DoNotOptimize(raw.submit({raw.barrier, raw.cb}, {}, {{s, v}, {epochs, v}}));
+      benchmark::DoNotOptimize(raw.submit({raw.barrier, raw.cb, raw.barrier}, {}, {{s, v}, {epochs, v}}));
     }
     state.SetIterationTime(seconds_since(t0));
     if (!raw.wait_for(s, v)) state.SkipWithError("raw timeline not reached");
@@ -441,9 +443,11 @@ int main(int argc, char** argv) {
     vk::CommandBuffer cb = shared.pool->begin();
     cb.end();
     vk::CommandBuffer barrier = shared.pool->begin();
+    // The adapter's barrier (queue.hpp): leading and trailing.
     const vk::MemoryBarrier2 mb(vk::PipelineStageFlagBits2::eAllCommands, vk::AccessFlagBits2::eMemoryWrite,
-                                vk::PipelineStageFlagBits2::eAllCommands,
-                                vk::AccessFlagBits2::eMemoryRead | vk::AccessFlagBits2::eMemoryWrite);
+                                vk::PipelineStageFlagBits2::eAllCommands | vk::PipelineStageFlagBits2::eHost,
+                                vk::AccessFlagBits2::eMemoryRead | vk::AccessFlagBits2::eMemoryWrite |
+                                    vk::AccessFlagBits2::eHostRead | vk::AccessFlagBits2::eHostWrite);
     barrier.pipelineBarrier2(vk::DependencyInfo({}, mb, {}, {}));
     barrier.end();
     shared.raw.device = static_cast<VkDevice>(h->device);
