@@ -86,8 +86,11 @@ TEST_CASE("cuda device: the device pool hands out device memory", "[cuda][device
   native_fixture f;
   REQUIRE(f.available());
   auto& q = f.make_queue();
+  auto& progress = f.make_semaphore();
+  q.set_progress_timeline(progress);  // a queue releases blocks only with one
   causal::cuda::device_block_pool<causal::cuda::stream_queue> pool(f.context(), 1 << 20);
   REQUIRE(pool.setup_status());
+  REQUIRE(pool.register_timeline(q.axis(), progress));
   auto a = q.stream_alloca(pool, 4096);
   REQUIRE(a);
   CHECK(a->pointer != nullptr);

@@ -21,10 +21,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #define CAUSAL_CONFORMANCE_FIXTURES causal_cuda_test::cuda_fixture<causal_cuda_test::fake_env>
 #include "queue_conformance.hpp"
@@ -1372,4 +1375,223 @@ TEST_CASE("cuda fake driver: a sticky error is answered by destroy and free too"
   CHECK(t.stream_destroy(s) == 700);
   CHECK(t.host_free(h) == 700);
   CHECK_FALSE(dev.live(h));
+}
+
+//===-- issue 33, item 8: frees and destroys ordered after the streams --------===//
+
+namespace {
+
+// A stream operation that uses device memory at `pointer`: when the fake
+// runs it, it records whether the memory was still allocated.
+struct memory_use {
+  causal_cuda_test::fake_device* device = nullptr;
+  const void* pointer = nullptr;
+  bool ran = false;
+  bool live_when_run = false;
+
+  causal::cuda::stream_operation op() noexcept {
+    return causal::cuda::stream_operation{&launch, this, 0, "memory use"};
+  }
+  static int launch(causal::cuda::api::stream_t s, void* self, std::uint64_t) noexcept {
+    auto* u = static_cast<memory_use*>(self);
+    u->device->enqueue_work(s, [u] {
+      u->ran = true;
+      u->live_when_run = u->device->live(u->pointer);
+    });
+    return 0;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("cuda device pool: the arena is freed on the device only after the queues that used it",
+          "[cuda][pool][teardown][issue33]") {
+  fake_fixture f;
+  auto& dev = f.env().device;
+  // The pool first: its stream is the oldest, on hardware queue 0, so the
+  // fake reaches its free before any queue's work unless the free waits.
+  std::optional<causal::cuda::device_block_pool<causal::cuda::stream_queue>> pool;
+  pool.emplace(f.context(), 1024);
+  REQUIRE(pool->setup_status());
+  auto& q = f.make_queue();
+  auto& progress = f.make_semaphore();
+  auto& gate = f.make_semaphore();
+  q.set_progress_timeline(progress);
+  REQUIRE(pool->register_timeline(q.axis(), progress));
+  // The gate's wait goes on the stream at once (the relay writes it), so
+  // the work behind it is queued on the device, not held on the host.
+  REQUIRE(q.backend().set_waits_before_signal(true));
+  auto block = q.stream_alloca(*pool, 512);
+  REQUIRE(block);
+  memory_use use{&dev, block->pointer};
+  REQUIRE(q.submit({{&gate, 1}}, {}, use.op()));
+  REQUIRE(q.stream_dealloca(*pool, *block));
+  // The gate opens while the pool is being destroyed, right after it
+  // enqueued its free.
+  bool opened = false;
+  dev.after_next("free_async", [&] {
+    opened = true;
+    CHECK(gate.signal(1));
+  });
+  pool.reset();
+  CHECK(opened);
+  // The destructor has waited for its free: no wait on the progress word
+  // is left counted.
+  CHECK(f.context().device_waits_on(progress.word_index()) == 0);
+  REQUIRE(f.finish());
+  CHECK(use.ran);
+  CHECK(use.live_when_run);  // the free waited for the queue's progress
+  CHECK_FALSE(dev.live(block->pointer));
+}
+
+TEST_CASE("cuda interop: an imported semaphore is destroyed only after the streams that use it "
+          "have passed their operations on it",
+          "[cuda][interop][teardown][issue33]") {
+  fake_fixture f;
+  auto& dev = f.env().device;
+  auto& q = f.make_queue();
+  auto& gate = f.make_semaphore();
+  auto& vk = f.make_semaphore();  // stands for the Vulkan timeline here
+  REQUIRE(q.backend().set_waits_before_signal(true));  // the gate's wait goes on the stream
+  bool opened = false;
+  {
+    causal::cuda::external_timeline<causal::cuda::semaphore> ext(f.context(), 42, dev.uuid_of(0),
+                                                                 vk);
+    REQUIRE(ext.setup_status());
+    // The external signal is queued behind the gate.
+    REQUIRE(q.submit({{&gate, 1}}, {}, ext.signal_op(4)));
+    CHECK(dev.calls("signal_external") == 1);
+    // The gate opens while the timeline is being destroyed, once it has
+    // made a stream wait for what the queues enqueued on it.
+    dev.after_next("stream_wait_event", [&] {
+      opened = true;
+      CHECK(gate.signal(1));
+    });
+  }
+  if (!opened) CHECK(gate.signal(1));
+  CHECK(dev.external_at(0).destroyed);
+  REQUIRE(f.finish());
+  CHECK(dev.destroyed_external_uses() == 0);
+  CHECK(dev.external_at(0).value == 4);  // signalled before the handle went
+  CHECK(opened);
+}
+
+TEST_CASE("cuda interop: an imported semaphore no stream used is destroyed at once",
+          "[cuda][interop][teardown][issue33]") {
+  fake_fixture f;
+  auto& dev = f.env().device;
+  auto& vk = f.make_semaphore();
+  const int streams = dev.calls("stream_create");
+  {
+    causal::cuda::external_timeline<causal::cuda::semaphore> ext(f.context(), 42, dev.uuid_of(0),
+                                                                 vk);
+    REQUIRE(ext.setup_status());
+  }
+  CHECK(dev.external_at(0).destroyed);
+  CHECK(dev.calls("stream_create") == streams);  // no stream, no synchronisation
+}
+
+namespace {
+
+// A host function that blocks until work on another stream has run.
+struct blocking_host_function {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool other_ran = false;
+  bool saw_other = false;
+  std::vector<int> order;  // appended by stream work and the host function, in turn
+
+  static void fn(void* self) noexcept {
+    auto* h = static_cast<blocking_host_function*>(self);
+    std::unique_lock<std::mutex> lock(h->mutex);
+    // A hang guard only: the test waits for the other stream's work.
+    h->saw_other = h->cv.wait_for(lock, std::chrono::seconds(20), [h] { return h->other_ran; });
+    h->order.push_back(1);
+  }
+  void other_work() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      other_ran = true;
+      order.push_back(2);
+    }
+    cv.notify_all();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("cuda fake driver: a host function runs on the callback thread without stopping the "
+          "device; it holds only its own stream",
+          "[cuda][fake][completion][issue33]") {
+  // CUDA runs a host function on a runtime thread; its stream waits for
+  // it, other streams go on. A fake that ran it inside run() would stall
+  // every stream until it returned.
+  causal_cuda_test::fake_device dev;
+  const causal::cuda::driver_table& t = causal_cuda_test::fake_device::table();
+  causal::cuda::api::stream_t a{};
+  causal::cuda::api::stream_t b{};
+  REQUIRE(t.stream_create(&a) == 0);
+  REQUIRE(t.stream_create(&b) == 0);
+  blocking_host_function h;
+  REQUIRE(t.launch_host_func(a, &blocking_host_function::fn, &h) == 0);
+  dev.enqueue_work(a, [&] {
+    std::lock_guard<std::mutex> lock(h.mutex);
+    h.order.push_back(3);  // behind the host function, on its stream
+  });
+  dev.enqueue_work(b, [&] { h.other_work(); });
+  dev.run();  // returns once nothing can run and no host function is running
+  CHECK(h.saw_other);
+  CHECK(h.order == std::vector<int>{2, 1, 3});
+  CHECK(dev.pending_everywhere() == 0);
+  CHECK(dev.callback_thread_id() != std::this_thread::get_id());
+  (void)t.stream_destroy(a);
+  (void)t.stream_destroy(b);
+}
+
+TEST_CASE("cuda device pool: a release by a queue without a registered progress timeline is "
+          "refused, nothing changed",
+          "[cuda][pool][issue33]") {
+  fake_fixture f;
+  auto& q = f.make_queue();
+  auto& progress = f.make_semaphore();
+  causal::cuda::device_block_pool<causal::cuda::stream_queue> pool(f.context(), 1024);
+  REQUIRE(pool.setup_status());
+  auto block = q.stream_alloca(pool, 256);
+  REQUIRE(block);
+  REQUIRE(q.submit({}, {}, f.op(1)));
+  // The pool could not order its arena's free after this queue's work.
+  const causal::status refused = q.stream_dealloca(pool, *block);
+  CHECK(refused.code() == errc::failed_precondition);
+  CHECK(pool.placement().live_count() == 1);
+  CHECK(pool.stats().releases == 0);
+  // With the queue's progress timeline registered it goes through.
+  q.set_progress_timeline(progress);
+  REQUIRE(pool.register_timeline(q.axis(), progress));
+  REQUIRE(q.submit({}, {}, f.op(2)));
+  REQUIRE(q.stream_dealloca(pool, *block));
+  REQUIRE(f.finish());
+  CHECK(f.log() == std::vector<int>{1, 2});
+}
+
+TEST_CASE("cuda device pool: destroyed while the freeing operation is held on the host, it is "
+          "refused loudly",
+          "[cuda][pool][teardown][lifetime][issue33]") {
+  CAUSAL_TEST_NEEDS_FORK();
+  const causal_test::child_outcome out = causal_test::run_child([] {
+    fake_fixture f;
+    auto& dev = f.env().device;
+    auto* pool = new causal::cuda::device_block_pool<causal::cuda::stream_queue>(f.context(), 1024);
+    auto& q = f.make_queue();
+    auto& progress = f.make_semaphore();
+    auto& gate = f.make_semaphore();
+    q.set_progress_timeline(progress);
+    (void)pool->register_timeline(q.axis(), progress);
+    auto block = q.stream_alloca(*pool, 256);
+    memory_use use{&dev, block->pointer};
+    (void)q.submit({{&gate, 1}}, {}, use.op());  // held: the gate's signal is not sent
+    (void)q.stream_dealloca(*pool, *block);
+    delete pool;  // refused: its free could not be ordered after the held work
+  });
+  CHECK(out.aborted);
+  CHECK(causal_test::contains(out.stderr_text, "cuda::device_block_pool destroyed while"));
 }

@@ -8,7 +8,8 @@
 // Each fake stream is a FIFO of commands (wait-value >=, write-value, event
 // record, event wait, host function, test work). Nothing runs until run(),
 // which executes every stream's head command that is ready, round-robin,
-// until none is: a wait-value runs once the word passes the value by
+// until none is and no host function is running: a wait-value runs once
+// the word passes the value by
 // CUDA's GEQ rule, the signed cyclic compare (int64_t)(word - value) >= 0,
 // an event wait once the record it captured (the event's latest record at
 // the time of the wait, as CUDA specifies) has run. Words are plain host
@@ -31,9 +32,18 @@
 //     same status, synchronize, destroy and free included (their handles
 //     are released all the same), and nothing runs any more, as after a
 //     device fault;
-//   - host functions run on a separate callback thread (the stream waits
-//     for each to return, run() too), and a runtime call from one is
-//     counted (runtime_calls_from_host_functions());
+//   - host functions run on the fake's callback thread, one at a time, in
+//     the order their streams reach them (cudaLaunchHostFunc runs them on
+//     a runtime thread): the stream, and the hardware queue it shares,
+//     waits for the function to return, while run() goes on with the other
+//     hardware queues. run() returns only once no host function is
+//     running, so a test that calls it sees every function it started
+//     finished (a host function that waits for the caller of run() would
+//     hang it, as it would hang cudaStreamSynchronize). A runtime call
+//     from a host function is counted (runtime_calls_from_host_functions());
+//   - an imported external semaphore's wait or signal that reaches the
+//     stream after the import was destroyed is counted
+//     (destroyed_external_uses()) and dropped;
 //   - free_async is stream-ordered: the memory goes when its stream
 //     reaches the free, so a free not ordered after the work that uses
 //     the memory shows (live());
@@ -42,9 +52,11 @@
 //     a wait at the head blocks later work of other streams on it.
 // Every entry point counts its calls, and the next call of any one can be
 // made to fail; after_next(entry, fn) runs fn inside the adapter's next
-// call of entry (a window between two adapter calls, without threads). Test-only code: it allocates freely. Entry points are
-// meant for one thread at a time (plus the callback thread, which only
-// runs host functions); words may be written from any thread.
+// call of entry (a window between two adapter calls, without threads;
+// event_record, stream_wait_event and free_async offer it). Test-only
+// code: it allocates freely. Entry points are meant for one thread at a
+// time (plus the callback thread, which only runs host functions); words
+// may be written from any thread.
 #pragma once
 
 #include <causal/adapters/cuda/driver.hpp>
@@ -100,6 +112,7 @@ class fake_device {
     void (*fn)(void*) noexcept = nullptr;
     void* data = nullptr;
     std::function<void()> work;
+    std::shared_ptr<std::atomic<bool>> done;  // host_fn: set by the callback thread once run
     std::uint64_t order = 0;  // enqueue order, across streams (hardware queues are FIFO)
   };
   struct stream {
@@ -111,6 +124,8 @@ class fake_device {
 
   fake_device() { current() = this; }
   ~fake_device() {
+    // run() never returns with a host function running, so the callback
+    // thread is idle here.
     if (callback_thread_.joinable()) {
       {
         std::lock_guard<std::mutex> lock(callback_mutex_);
@@ -175,11 +190,14 @@ class fake_device {
     return it == calls_.end() ? 0 : it->second;
   }
 
-  /// Runs ready commands (of destroyed streams too) until none is;
-  /// returns how many ran. Each hardware queue (connection) runs the
-  /// commands of its streams in enqueue order: a command that is not ready
-  /// holds back every later command of every stream on that connection
-  /// (head-of-line blocking). A faulted device (make_sticky) runs nothing.
+  /// Runs ready commands (of destroyed streams too) until none is and no
+  /// host function is running; returns how many ran. Each hardware queue
+  /// (connection) runs the commands of its streams in enqueue order: a
+  /// command that is not ready holds back every later command of every
+  /// stream on that connection (head-of-line blocking), and so does a
+  /// host function until it returns on the callback thread; the other
+  /// connections go on meanwhile. A faulted device (make_sticky) runs
+  /// nothing.
   std::size_t run() {
     std::size_t ran = 0;
     if (sticky_ != 0) return 0;
@@ -195,14 +213,30 @@ class fake_device {
               head = s.get();
             }
           }
-          if (head == nullptr || !ready(head->commands.front())) break;
-          command c = std::move(head->commands.front());
+          if (head == nullptr) break;
+          command& front = head->commands.front();
+          if (front.k == kind::host_fn) {
+            // Handed to the callback thread once; the lane waits for it.
+            if (!front.done) front.done = dispatch_host_function(front.fn, front.data);
+            // acquire: pairs with the callback thread's release store, so
+            // what the function wrote is visible to what runs after it.
+            if (!front.done->load(std::memory_order_acquire)) break;
+            head->commands.pop_front();
+            ++ran;
+            progress = true;
+            continue;
+          }
+          if (!ready(front)) break;
+          command c = std::move(front);
           head->commands.pop_front();
           execute(c);
           ++ran;
           progress = true;
         }
       }
+      // Nothing else can run: wait for the host functions still running,
+      // whose streams then go on.
+      if (!progress && wait_for_host_functions()) progress = true;
     }
     return ran;
   }
@@ -225,6 +259,9 @@ class fake_device {
   }
   /// Word commands that found their word freed (see the file comment).
   std::size_t freed_word_accesses() const { return freed_word_accesses_; }
+  /// External-semaphore waits and signals that reached the stream after
+  /// their imported semaphore was destroyed (counted and dropped).
+  std::size_t destroyed_external_uses() const { return destroyed_external_uses_; }
   /// How many different host functions launch_host_func was given.
   std::size_t distinct_host_functions() const { return host_fns_seen_.size(); }
   /// Runtime calls made from inside a host function (CUDA forbids them).
@@ -353,6 +390,7 @@ class fake_device {
         c.ev = ev;
         c.value = ev->recorded;  // the latest record at the time of the call
         self().push(s, std::move(c));
+        self().fire_after("stream_wait_event");
         return 0;
       };
       d.wait_value64 = [](api::stream_t s, std::uint64_t* w, std::uint64_t v) noexcept {
@@ -526,35 +564,53 @@ class fake_device {
   }
 
   // CUDA runs host functions on a runtime thread, never the caller's; the
-  // stream does not go on until the function returns. So does the fake:
-  // run() hands the function to its callback thread and waits for it.
+  // stream does not go on until the function returns, other streams do.
+  // So does the fake: run() hands the function to its callback thread
+  // (one thread: functions run one at a time, in the order handed over)
+  // and keeps the function's stream at it until `done` is set.
+  struct host_call {
+    void (*fn)(void*) noexcept = nullptr;
+    void* data = nullptr;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
   static bool& on_callback_thread() {
     thread_local bool yes = false;
     return yes;
   }
-  void run_on_callback_thread(void (*fn)(void*) noexcept, void* data) {
-    std::unique_lock<std::mutex> lock(callback_mutex_);
+  std::shared_ptr<std::atomic<bool>> dispatch_host_function(void (*fn)(void*) noexcept, void* data) {
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    std::lock_guard<std::mutex> lock(callback_mutex_);
     if (!callback_thread_.joinable()) {
       callback_thread_ = std::thread([this] { callback_loop(); });
     }
-    callback_fn_ = fn;
-    callback_data_ = data;
+    callback_calls_.push_back(host_call{fn, data, done});
+    ++callbacks_unfinished_;
     callback_cv_.notify_all();
-    callback_cv_.wait(lock, [this] { return callback_fn_ == nullptr; });
+    return done;
+  }
+  // Blocks until every host function handed over has returned; false when
+  // none was running.
+  bool wait_for_host_functions() {
+    std::unique_lock<std::mutex> lock(callback_mutex_);
+    if (callbacks_unfinished_ == 0) return false;
+    callback_cv_.wait(lock, [this] { return callbacks_unfinished_ == 0; });
+    return true;
   }
   void callback_loop() {
     on_callback_thread() = true;
     std::unique_lock<std::mutex> lock(callback_mutex_);
     callback_thread_id_ = std::this_thread::get_id();
     for (;;) {
-      callback_cv_.wait(lock, [this] { return callback_stop_ || callback_fn_ != nullptr; });
-      if (callback_fn_ == nullptr) return;  // stopping, nothing pending
-      void (*fn)(void*) noexcept = callback_fn_;
-      void* data = callback_data_;
+      callback_cv_.wait(lock, [this] { return callback_stop_ || !callback_calls_.empty(); });
+      if (callback_calls_.empty()) return;  // stopping, nothing pending
+      host_call call = std::move(callback_calls_.front());
+      callback_calls_.pop_front();
       lock.unlock();
-      fn(data);
+      call.fn(call.data);
+      // release: pairs with run()'s acquire load of `done`.
+      call.done->store(true, std::memory_order_release);
       lock.lock();
-      callback_fn_ = nullptr;
+      --callbacks_unfinished_;
       callback_cv_.notify_all();
     }
   }
@@ -594,7 +650,8 @@ class fake_device {
         return !word_live(c.word) ||
                static_cast<std::int64_t>(load(c.word) - c.value) >= 0;  // CUDA's GEQ
       case kind::wait_event: return c.ev->completed >= c.value;
-      case kind::wait_external: return c.ext->value >= c.value;
+      // A destroyed import is never read: execute() counts and drops it.
+      case kind::wait_external: return c.ext->destroyed || c.ext->value >= c.value;
       default: return true;
     }
   }
@@ -604,13 +661,17 @@ class fake_device {
       ++freed_word_accesses_;
       return;
     }
+    if ((c.k == kind::wait_external || c.k == kind::signal_external) && c.ext->destroyed) {
+      ++destroyed_external_uses_;
+      return;
+    }
     switch (c.k) {
       case kind::write_value:
         // A device store: no max, exactly like cuStreamWriteValue64.
         std::atomic_ref<std::uint64_t>(*c.word).store(c.value, std::memory_order_relaxed);
         break;
       case kind::record: c.ev->completed = c.value; break;
-      case kind::host_fn: run_on_callback_thread(c.fn, c.data); break;
+      case kind::host_fn: break;  // run() hands it to the callback thread
       case kind::work: c.work(); break;
       case kind::signal_external: c.ext->value = c.value; break;
       case kind::free_block: release_block(c.data); break;
@@ -625,13 +686,14 @@ class fake_device {
   std::vector<std::unique_ptr<external>> externals_;
   std::vector<block> host_blocks_;
   std::size_t freed_word_accesses_ = 0;
+  std::size_t destroyed_external_uses_ = 0;
   std::size_t blocked_syncs_ = 0;
   std::uint64_t order_ = 0;
   std::size_t runtime_calls_from_host_functions_ = 0;
   std::mutex callback_mutex_;
   std::condition_variable callback_cv_;
-  void (*callback_fn_)(void*) noexcept = nullptr;
-  void* callback_data_ = nullptr;
+  std::deque<host_call> callback_calls_;  // handed over, not yet started
+  std::size_t callbacks_unfinished_ = 0;  // handed over, not yet returned
   bool callback_stop_ = false;
   std::thread callback_thread_;
   std::thread::id callback_thread_id_{};

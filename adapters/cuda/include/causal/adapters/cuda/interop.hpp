@@ -37,13 +37,35 @@
 // mismatch is `invalid_argument`, nothing imported, the fd still the
 // caller's.
 //
+// Teardown. The operations are stream commands that name the imported
+// handle, and cudaDestroyExternalSemaphore does not wait for them. So each
+// launch records, right after its wait or signal, the event of its stream
+// (one event per stream, taken from the context at the first launch there
+// and re-recorded by every later one: at most `max_streams` streams, an
+// operation on one more fails with `resource_exhausted`, nothing
+// enqueued). The destructor makes a stream of its own wait for every
+// stream's event (cudaStreamWaitEvent, whose record is the latest), waits
+// for that stream, and only then destroys the handle. A timeline no stream
+// used is destroyed at once. If any of that fails (a faulted context, an
+// event that could not be recorded after its operation), the handle is
+// leaked rather than destroyed under a command that may still use it.
+//
 // Thread safety: the handle is immutable; observe() may be called from any
-//                thread (the semaphore's contract).
-// Memory order:  none of its own.
-// Blocking/allocation: never blocks, never allocates; import reads the
-//                device's UUID and imports (two runtime calls), destroy
-//                one.
-// Size:          three pointers.
+//                thread (the semaphore's contract); operations may be
+//                launched from queues on different threads at once (one
+//                stream is used by one thread at a time): a stream's
+//                event slot is claimed with a compare-exchange.
+// Memory order:  a slot's claim is published with a release store that a
+//                later launch's acquire load pairs with; the destructor
+//                reads the slots after every launch (the caller orders it).
+// Blocking/allocation: never allocates; a launch never blocks (the first
+//                on a stream takes an event: the context's event lock and
+//                perhaps cudaEventCreate). Import reads the device's UUID
+//                and imports (two runtime calls); the destructor blocks
+//                until every stream has passed its operations on the
+//                handle (a wait nobody signals blocks it, as
+//                cudaStreamSynchronize would).
+// Size:          max_streams * 24 bytes (the event slots) plus ~48.
 // Configuration: Semaphore (the host semaphore type).
 // See also:      docs/semaphores.md, docs/adapters.md, <causal/semaphore.hpp>,
 //                <causal/adapters/cuda/stream_queue.hpp>.
@@ -56,6 +78,8 @@
 #include <causal/config.hpp>
 #include <causal/result.hpp>
 
+#include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -70,6 +94,9 @@ class external_timeline {
  public:
   /// Bytes in a device UUID (VK_UUID_SIZE, sizeof(cudaUUID_t)).
   static constexpr std::size_t uuid_size = 16;
+  /// Streams whose operations on the handle one timeline tracks for its
+  /// teardown (one event each; see the file comment).
+  static constexpr std::size_t max_streams = 16;
 
   /// Imports the timeline behind `fd` (from vkGetSemaphoreFdKHR with an
   /// OPAQUE_FD handle of a timeline semaphore) created on the Vulkan
@@ -104,9 +131,34 @@ class external_timeline {
   external_timeline(const external_timeline&) = delete;
   external_timeline& operator=(const external_timeline&) = delete;
 
-  /// Precondition: no queued operation still uses the handle.
+  /// Waits until every stream has passed the operations launched on the
+  /// handle, then destroys it (see the file comment, "Teardown").
   ~external_timeline() {
-    if (imported_) (void)dev_->driver().destroy_external_semaphore(handle_);
+    if (!imported_) return;
+    const driver_table& d = dev_->driver();
+    bool passed = !untracked_.load(std::memory_order_acquire);
+    std::size_t used = 0;
+    for (const stream_mark& m : marks_) used += m.state.load(std::memory_order_acquire) == ready ? 1 : 0;
+    if (used != 0 && passed) {
+      // A stream of our own, on the context's device, waits for each
+      // stream's latest record: after that, no command names the handle.
+      const scoped_device current(d, dev_->ordinal());
+      api::stream_t waiter{};
+      passed = current.status_value() && d.stream_create(&waiter) == 0;
+      if (passed) {
+        for (const stream_mark& m : marks_) {
+          if (m.state.load(std::memory_order_acquire) != ready) continue;
+          if (d.stream_wait_event(waiter, m.event) != 0) passed = false;
+        }
+        if (d.stream_synchronize(waiter) != 0) passed = false;
+        (void)d.stream_destroy(waiter);
+      }
+    }
+    for (stream_mark& m : marks_) {
+      if (m.state.load(std::memory_order_acquire) == ready) dev_->release_event(m.event);
+    }
+    // Else leaked: a command may still name it.
+    if (passed) (void)d.destroy_external_semaphore(handle_);
   }
 
   /// Ok, or why the import failed.
@@ -175,12 +227,68 @@ class external_timeline {
   static int launch_wait(api::stream_t s, void* self, std::uint64_t v) noexcept {
     auto* t = static_cast<external_timeline*>(self);
     if (!t->imported_) return detail::not_supported;
-    return t->dev_->driver().wait_external(t->handle_, v, s);
+    stream_mark* m = t->mark_for(s);
+    if (m == nullptr) return api::out_of_memory;  // resource_exhausted, nothing enqueued
+    if (int rc = t->dev_->driver().wait_external(t->handle_, v, s); rc != 0) return rc;
+    return t->record(*m, s);
   }
   static int launch_signal(api::stream_t s, void* self, std::uint64_t v) noexcept {
     auto* t = static_cast<external_timeline*>(self);
     if (!t->imported_) return detail::not_supported;
-    return t->dev_->driver().signal_external(t->handle_, v, s);
+    stream_mark* m = t->mark_for(s);
+    if (m == nullptr) return api::out_of_memory;
+    if (int rc = t->dev_->driver().signal_external(t->handle_, v, s); rc != 0) return rc;
+    return t->record(*m, s);
+  }
+
+  // One stream's event slot: free, being claimed (by the stream's first
+  // launch), or ready (stream and event set, read-only from then on).
+  static constexpr std::uint8_t free_slot = 0;
+  static constexpr std::uint8_t claiming = 1;
+  static constexpr std::uint8_t ready = 2;
+  struct stream_mark {
+    std::atomic<std::uint8_t> state{free_slot};
+    api::stream_t stream{};
+    api::event_t event{};
+  };
+
+  // The slot of stream `s`, claimed (with an event from the context) at
+  // its first launch; null when every slot is taken or no event is left.
+  stream_mark* mark_for(api::stream_t s) noexcept {
+    for (stream_mark& m : marks_) {
+      // acquire: pairs with the release store of `ready` below, so the
+      // stream and event written before it are visible.
+      const std::uint8_t st = m.state.load(std::memory_order_acquire);
+      if (st == ready && m.stream == s) return &m;
+    }
+    for (stream_mark& m : marks_) {
+      std::uint8_t expected = free_slot;
+      // relaxed on failure: another stream's claim; we only move on.
+      if (!m.state.compare_exchange_strong(expected, claiming, std::memory_order_acquire,
+                                           std::memory_order_relaxed)) {
+        continue;
+      }
+      result<api::event_t> e = dev_->acquire_event();
+      if (!e) {
+        m.state.store(free_slot, std::memory_order_release);
+        return nullptr;
+      }
+      m.stream = s;
+      m.event = *e;
+      m.state.store(ready, std::memory_order_release);  // pairs with the acquire loads above
+      return &m;
+    }
+    return nullptr;
+  }
+
+  // Records `m`'s event after an operation just enqueued on `s`. If that
+  // fails the operation is on the stream untracked: the destructor will
+  // leak the handle rather than destroy it under that command.
+  int record(stream_mark& m, api::stream_t s) noexcept {
+    const int rc = dev_->driver().event_record(m.event, s);
+    // release: pairs with the destructor's acquire load.
+    if (rc != 0) untracked_.store(true, std::memory_order_release);
+    return rc;
   }
 
   device_context* dev_;
@@ -188,6 +296,8 @@ class external_timeline {
   api::external_semaphore_t handle_{};
   status setup_{};
   bool imported_ = false;
+  std::atomic<bool> untracked_{false};
+  std::array<stream_mark, max_streams> marks_{};
 };
 
 }  // namespace cuda

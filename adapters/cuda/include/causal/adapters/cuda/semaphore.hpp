@@ -187,6 +187,12 @@ class basic_semaphore : public causal::basic_semaphore<Frontier, HistoryDepth, P
     return sent_.load(std::memory_order_acquire) >= v || this->value() >= v;
   }
 
+  /// The highest value a stream has enqueued a write of (note_sent); 0
+  /// when none has.
+  [[nodiscard]] std::uint64_t sent_value() const noexcept {
+    return sent_.load(std::memory_order_acquire);  // pairs with note_sent's release
+  }
+
   /// Writes the highest value a device wait asked for into the word, so
   /// every device wait on it completes (see the file comment).
   void release_device_waits() noexcept { mirror(wanted_.load(std::memory_order_acquire)); }
