@@ -9,6 +9,8 @@
 // Thread safety: none needed (test-thread only).
 #pragma once
 
+#include "watchdog.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -33,7 +35,9 @@ std::string describe_order(const destruction_order<N>& order, const std::array<c
 
 /// Calls `body(order)` for every order of objects 0..N-1 in which the
 /// last `fixed_tail` objects stay last (in their own order); returns how
-/// many orders it visited ((N - fixed_tail)!).
+/// many orders it visited ((N - fixed_tail)!). Each order counts as
+/// progress for the test watchdog: hundreds of child processes on a loaded
+/// machine take longer than its stall limit, each one does not.
 template <std::size_t N, class Body>
 int for_each_destruction_order(std::size_t fixed_tail, Body&& body) {
   destruction_order<N> order{};
@@ -41,6 +45,7 @@ int for_each_destruction_order(std::size_t fixed_tail, Body&& body) {
   int visited = 0;
   do {
     body(static_cast<const destruction_order<N>&>(order));
+    causal::test::note_progress();
     ++visited;
   } while (std::next_permutation(order.begin(), order.end() - static_cast<std::ptrdiff_t>(fixed_tail)));
   return visited;

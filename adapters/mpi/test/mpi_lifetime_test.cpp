@@ -23,7 +23,6 @@
 #include "catch.hpp"
 #include "child_process.hpp"
 #include "destruction_orders.hpp"
-#include "watchdog.hpp"
 
 #include <algorithm>
 #include <array>
@@ -196,7 +195,6 @@ TEST_CASE("mpi: every destruction order of two nodes, an export, a proxy's waite
       }
       ++runs;
     }
-    causal::test::note_progress();
   });
   CHECK(orders == 720);
   CHECK(runs == 2 * 720);
